@@ -1,0 +1,46 @@
+//! Running child processes: one place that echoes the command, runs it from the workspace root and
+//! turns a non-zero exit into an error naming the command.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::DynError;
+
+/// The workspace root (the parent of `xtask/`).
+pub(crate) fn workspace_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+/// The `cargo` binary that invoked us (falls back to `cargo` on the `PATH`).
+pub(crate) fn cargo() -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(workspace_root());
+    cmd
+}
+
+/// Runs `cmd`, echoing it first; fails with the command line when it exits non-zero.
+pub(crate) fn run(mut cmd: Command) -> Result<(), DynError> {
+    let line = describe(&cmd);
+    eprintln!("$ {line}");
+    let status = cmd.status().map_err(|e| format!("could not start `{line}`: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("`{line}` failed ({status})").into()) }
+}
+
+fn describe(cmd: &Command) -> String {
+    let mut parts = Vec::new();
+    for (k, v) in cmd.get_envs() {
+        if let Some(v) = v {
+            parts.push(format!("{}={}", k.to_string_lossy(), v.to_string_lossy()));
+        }
+    }
+    parts.push(
+        Path::new(cmd.get_program())
+            .file_name()
+            .map_or_else(|| cmd.get_program().to_string_lossy(), |n| n.to_string_lossy())
+            .into_owned(),
+    );
+    parts.extend(cmd.get_args().map(|a| a.to_string_lossy().into_owned()));
+    parts.join(" ")
+}
