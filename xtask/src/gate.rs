@@ -19,6 +19,7 @@ pub(crate) fn run_gate(quick: bool) -> Result<(), DynError> {
     exec(with_args(cargo(), &["fmt", "--all", "--", "--check"]))?;
     exec(with_args(cargo(), &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
     exec(with_args(cargo(), &["test", "--workspace"]))?;
+    crate::audit::gate()?;
     if quick {
         return Ok(());
     }

@@ -31,7 +31,8 @@ usage: cargo xtask <command> [args]
 commands:
   test           fmt check, clippy -D warnings, every test, rustdoc, repository checks, audit (the CI gate)
   demo           build in release and run `holdfast demo` (the main job)
-  audit          session-entry audit: --check (default) | --self-test | --bless | --list [--format json]
+  audit          session-entry audit: --check (default) | --self-test | --bless | --list
+                 [--format json] [--root DIR]
   tidy           repository checks only (layering, module docs)
   deps           install the system packages the workspace links against (hwloc), if missing
   bench-report   run the benches and write docs/perf/REPORT.md
