@@ -1,0 +1,152 @@
+//! Criterion benches of the resources' per-operation paths (issue 5 targets):
+//! - `checkout/take_return`: `EngineResourceCheckout::take` + drop (target ≤ 50 ns);
+//! - `loan/bare_op` vs `loan/loan_op`: an operation that takes and gives back one pooled
+//!   buffer, bare and inside a `BufferPoolLoan` (target: difference ≤ 25 ns);
+//! - `plan_cache/*`: a hit for the 4-label pairwise contraction `abc,cd->abd`, key building
+//!   included (target ≤ 30 ns), through `get_ref` (borrowed), `PlanStore::get` (`Arc` clone) and
+//!   with a prebuilt key; key construction alone; and a GEMM analysis hit.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a benchmark, not a library")]
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use holdfast_kernels::einsum::{PlanKey, PlanStore, einsum_cached};
+use holdfast_kernels::{HeapAlloc, KernelAlloc, Par};
+use holdfast_resources::{EngineResourceCheckout, EngineResourceSlot, EngineResources, GemmKey};
+use holdfast_tensor::{Tensor, TensorRead};
+
+fn checkout(c: &mut Criterion) {
+    let slot = EngineResourceSlot::new(EngineResources::default());
+    c.bench_function("checkout/take_return", |b| {
+        b.iter(|| {
+            let co = EngineResourceCheckout::take(black_box(&slot));
+            black_box(&co);
+        });
+    });
+}
+
+fn loan(c: &mut Criterion) {
+    let mut r = EngineResources::default();
+    for cap in [16, 64, 256, 1024] {
+        r.buffers.give(Vec::<f64>::with_capacity(cap));
+    }
+    c.bench_function("loan/bare_op", |b| {
+        b.iter(|| {
+            let v: Vec<f64> = r.buffers.take(black_box(64));
+            black_box(&v);
+            r.buffers.give(v);
+        });
+    });
+    c.bench_function("loan/loan_op", |b| {
+        b.iter(|| {
+            let mut loan = r.buffers.loan();
+            let v: Vec<f64> = loan.take(black_box(64));
+            black_box(&v);
+            loan.give(v);
+            loan.finish();
+        });
+    });
+}
+
+/// The same content and fingerprint work as `PlanKey::new` (spec bytes, dtype, every operand's
+/// rank, shape and strides), written into a fixed array with element-wise stores instead of
+/// `SmallVec::extend_from_slice` and hashed in four independent lanes, to measure what the kernels' key construction could cost
+/// (see the issue notes).
+#[inline(never)]
+fn replica_key(spec: &str, ops: &[TensorRead<'_, f64>]) -> (u64, usize, [usize; 32]) {
+    fn mix(h: u64, w: u64) -> u64 {
+        (h.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
+    }
+    let mut dims = [0usize; 32];
+    let mut n = 0;
+    for op in ops {
+        if n + 1 + 2 * op.rank() > dims.len() {
+            break;
+        }
+        dims[n] = op.rank();
+        n += 1;
+        for (&d, &s) in op.shape().iter().zip(op.strides()) {
+            dims[n] = d;
+            dims[n + op.rank()] = s;
+            n += 1;
+        }
+        n += op.rank();
+    }
+    let mut h = mix(0, 1);
+    let bytes = spec.as_bytes();
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = mix(h, u64::from_le_bytes(w));
+    }
+    let mut tail = [0u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    h = mix(h, u64::from_le_bytes(tail) ^ ((bytes.len() as u64) << 56));
+    // Four independent lanes: a quarter of the multiply-latency chain.
+    let mut lanes = [h, 1, 2, 3];
+    for (i, &d) in dims[..n].iter().enumerate() {
+        lanes[i % 4] = mix(lanes[i % 4], d as u64);
+    }
+    let h = mix(mix(lanes[0], lanes[1]), mix(lanes[2], lanes[3]));
+    (h, n, dims)
+}
+
+fn plan_cache(c: &mut Criterion) {
+    let mut r = EngineResources::default();
+    let a = Tensor::<f64>::zeros([2, 3, 4]);
+    let bt = Tensor::<f64>::zeros([4, 5]);
+    let ops = [a.read(), bt.read()];
+    let spec = "abc,cd->abd";
+    einsum_cached(spec, &ops, None, &mut r.indexed_plan_cache, &mut HeapAlloc, Par::Seq)
+        .expect("valid einsum");
+    // Some other entries, so the hit is not trivially the only one.
+    for n in 2..10 {
+        let x = Tensor::<f64>::zeros([n, n]);
+        einsum_cached(
+            "ij,jk->ik",
+            &[x.read(), x.read()],
+            None,
+            &mut r.indexed_plan_cache,
+            &mut HeapAlloc,
+            Par::Seq,
+        )
+        .expect("valid einsum");
+    }
+    let cache = &mut r.indexed_plan_cache;
+    c.bench_function("plan_cache/hit_4label_get_ref", |b| {
+        b.iter(|| {
+            let key = PlanKey::new(black_box(spec), black_box(&ops), None);
+            black_box(cache.get_ref(&key).is_some())
+        });
+    });
+    c.bench_function("plan_cache/hit_4label_plan_store_get", |b| {
+        b.iter(|| {
+            let key = PlanKey::new(black_box(spec), black_box(&ops), None);
+            black_box(cache.get(&key))
+        });
+    });
+    c.bench_function("plan_cache/plan_key_new_only", |b| {
+        b.iter(|| black_box(PlanKey::new(black_box(spec), black_box(&ops), None)));
+    });
+    c.bench_function("plan_cache/plan_key_replica_fixed_array", |b| {
+        b.iter(|| black_box(replica_key(black_box(spec), black_box(&ops)).0));
+    });
+    let key = PlanKey::new(spec, &ops, None);
+    c.bench_function("plan_cache/hit_4label_prebuilt_key", |b| {
+        b.iter(|| black_box(cache.get_ref(black_box(&key)).is_some()));
+    });
+    let m = Tensor::<f64>::zeros([4, 4]);
+    let gemm = &mut r.gemm_analysis_cache;
+    gemm.get_or_prepare(m.layout(), m.layout()).expect("valid product");
+    c.bench_function("plan_cache/gemm_hit", |b| {
+        b.iter(|| black_box(gemm.get(black_box(m.layout()), m.layout()).is_some()));
+    });
+    c.bench_function("plan_cache/gemm_key_new_only", |b| {
+        b.iter(|| black_box(GemmKey::new(black_box(m.layout()), m.layout())));
+    });
+}
+
+criterion_group!(benches, checkout, loan, plan_cache);
+criterion_main!(benches);

@@ -1,0 +1,278 @@
+//! [`GemmAnalysisCache`]: validated matrix products ([`MatmulPlan`]) by operand layouts.
+//!
+//! The key ([`GemmKey`]) is both operands' ranks, shapes and strides (offsets and element type
+//! do not change the analysis), with a 64-bit fingerprint computed once when the key is built;
+//! equality compares the full content. Matrix products take operands of rank 2 or 3, so a key
+//! is a fixed array (no allocation).
+
+use std::borrow::Cow;
+use std::mem;
+
+use holdfast_kernels::KernelError;
+use holdfast_kernels::matmul::MatmulPlan;
+use holdfast_tensor::Layout;
+
+use super::lru::Lru;
+use super::{CacheLimits, PlanCacheStats};
+
+/// Per-entry bookkeeping counted against the byte bound (links and index slot).
+const ENTRY_OVERHEAD: usize = 48;
+
+/// Mixing step of the key fingerprint (multiply-rotate, as in rustc's FxHash).
+#[inline]
+pub(crate) fn mix(h: u64, word: u64) -> u64 {
+    (h.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
+}
+
+/// Words of a key: for each operand its rank, shape and strides (rank ≤ 3), zero-padded.
+const KEY_WORDS: usize = 2 * (1 + 2 * 3);
+
+/// The content key of a matrix product: both operands' shapes and strides.
+///
+/// Matrix products exist for operands of rank 2 or 3 only, so the key is a fixed array (no
+/// allocation, a branch-free comparison); other ranks have no key.
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_resources::GemmKey;
+/// use holdfast_tensor::Tensor;
+///
+/// let a = Tensor::<f64>::zeros([2, 3]);
+/// let b = Tensor::<f64>::zeros([3, 2]);
+/// assert_eq!(GemmKey::new(a.layout(), b.layout()), GemmKey::new(a.layout(), b.layout()));
+/// assert_ne!(GemmKey::new(a.layout(), b.layout()), GemmKey::new(b.layout(), a.layout()));
+/// assert!(GemmKey::new(Tensor::<f64>::zeros([4]).layout(), b.layout()).is_none());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GemmKey {
+    fingerprint: u64,
+    words: [usize; KEY_WORDS],
+}
+
+impl GemmKey {
+    /// The key of the product of operands laid out as `a` and `b`, or `None` unless both have
+    /// rank 2 or 3.
+    ///
+    /// # Examples
+    ///
+    /// See [`GemmKey`].
+    #[inline]
+    pub fn new(a: &Layout, b: &Layout) -> Option<Self> {
+        let mut words = [0usize; KEY_WORDS];
+        let mut n = 0;
+        for l in [a, b] {
+            let (shape, strides) = (l.shape(), l.strides());
+            if !(2..=3).contains(&shape.len()) {
+                return None;
+            }
+            words[n] = shape.len();
+            words[n + 1..n + 1 + shape.len()].copy_from_slice(shape);
+            words[n + 4..n + 4 + strides.len()].copy_from_slice(strides);
+            n += KEY_WORDS / 2;
+        }
+        // Two independent lanes halve the dependency chain of the multiply-rotate mix.
+        let (mut h0, mut h1) = (0x6765_6d6d_u64, 0x6b65_7973_u64);
+        for pair in words.chunks_exact(2) {
+            h0 = mix(h0, pair[0] as u64);
+            h1 = mix(h1, pair[1] as u64);
+        }
+        Some(GemmKey { fingerprint: mix(h0, h1), words })
+    }
+
+    /// The precomputed fingerprint.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_resources::GemmKey;
+    /// use holdfast_tensor::Tensor;
+    ///
+    /// let a = Tensor::<f32>::zeros([2, 2]);
+    /// let k = GemmKey::new(a.layout(), a.layout()).expect("2-D");
+    /// assert_eq!(k.fingerprint(), k.clone().fingerprint());
+    /// ```
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+}
+
+/// A bounded LRU cache of [`MatmulPlan`]s by operand layouts (SPEC R8, B3).
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_kernels::{HeapAlloc, Par};
+/// use holdfast_resources::{CacheLimits, GemmAnalysisCache};
+/// use holdfast_tensor::Tensor;
+///
+/// let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0])?;
+/// let mut cache = GemmAnalysisCache::new(CacheLimits::new(8, 1 << 16));
+/// for _ in 0..3 {
+///     let plan = cache.get_or_prepare(a.layout(), a.layout())?;
+///     let c = plan.execute(&a.read(), &a.read(), &mut HeapAlloc, Par::Seq)?;
+///     assert_eq!(c.as_slice(), &[7.0, 10.0, 15.0, 22.0]);
+/// }
+/// assert_eq!((cache.stats().misses, cache.stats().hits), (1, 2));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct GemmAnalysisCache {
+    lru: Lru<GemmKey, MatmulPlan>,
+}
+
+impl Default for GemmAnalysisCache {
+    fn default() -> Self {
+        Self::new(CacheLimits::new(256, 1 << 20))
+    }
+}
+
+impl GemmAnalysisCache {
+    /// An empty cache with `limits`.
+    ///
+    /// # Examples
+    ///
+    /// See [`GemmAnalysisCache`].
+    pub fn new(limits: CacheLimits) -> Self {
+        GemmAnalysisCache { lru: Lru::new(limits) }
+    }
+
+    /// The plan of the product of `a` and `b` if cached (counted as a hit or a miss).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_resources::GemmAnalysisCache;
+    /// use holdfast_tensor::Tensor;
+    ///
+    /// let a = Tensor::<f64>::zeros([3, 3]);
+    /// let mut cache = GemmAnalysisCache::default();
+    /// assert!(cache.get(a.layout(), a.layout()).is_none());
+    /// assert_eq!(cache.stats().misses, 1);
+    /// ```
+    #[inline]
+    pub fn get(&mut self, a: &Layout, b: &Layout) -> Option<&MatmulPlan> {
+        let key = GemmKey::new(a, b)?;
+        let i = self.lru.lookup(key.fingerprint, |k| *k == key)?;
+        Some(self.lru.value(i))
+    }
+
+    /// The plan of the product of `a` and `b`, prepared and stored on a miss. The plan is
+    /// borrowed from the cache, or owned when it is too large to be stored.
+    ///
+    /// # Errors
+    ///
+    /// [`KernelError::MatmulShape`] (from [`MatmulPlan::new`]) for operands that cannot be
+    /// multiplied; nothing is stored then.
+    ///
+    /// # Examples
+    ///
+    /// See [`GemmAnalysisCache`].
+    pub fn get_or_prepare(
+        &mut self,
+        a: &Layout,
+        b: &Layout,
+    ) -> Result<Cow<'_, MatmulPlan>, KernelError> {
+        let Some(key) = GemmKey::new(a, b) else {
+            // No product exists for these ranks: `MatmulPlan::new` reports why.
+            return MatmulPlan::new(a, b).map(Cow::Owned);
+        };
+        let fingerprint = key.fingerprint;
+        let i = match self.lru.lookup(fingerprint, |k| *k == key) {
+            Some(i) => i,
+            None => {
+                let plan = MatmulPlan::new(a, b)?;
+                let bytes = mem::size_of::<(GemmKey, MatmulPlan)>() + ENTRY_OVERHEAD;
+                match self.lru.insert(fingerprint, key, plan, bytes, |x, y| x == y) {
+                    Ok(i) => i,
+                    Err((_, plan)) => return Ok(Cow::Owned(plan)),
+                }
+            }
+        };
+        Ok(Cow::Borrowed(self.lru.value(i)))
+    }
+
+    /// The statistics so far.
+    ///
+    /// # Examples
+    ///
+    /// See [`PlanCacheStats`].
+    pub fn stats(&self) -> PlanCacheStats {
+        self.lru.stats()
+    }
+
+    /// Number of cached plans.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_resources::GemmAnalysisCache;
+    ///
+    /// assert_eq!(GemmAnalysisCache::default().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.lru.len()
+    }
+
+    /// True when no plan is cached.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_resources::GemmAnalysisCache;
+    ///
+    /// assert!(GemmAnalysisCache::default().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.lru.len() == 0
+    }
+
+    /// The bounds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_resources::{CacheLimits, GemmAnalysisCache};
+    ///
+    /// let l = CacheLimits::new(4, 4096);
+    /// assert_eq!(GemmAnalysisCache::new(l).limits(), l);
+    /// ```
+    pub fn limits(&self) -> CacheLimits {
+        self.lru.limits()
+    }
+
+    /// Changes the bounds, evicting least recent entries until they hold.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_resources::{CacheLimits, GemmAnalysisCache};
+    /// use holdfast_tensor::Tensor;
+    ///
+    /// let (a, b) = (Tensor::<f64>::zeros([2, 2]), Tensor::<f64>::zeros([3, 3]));
+    /// let mut cache = GemmAnalysisCache::default();
+    /// cache.get_or_prepare(a.layout(), a.layout())?;
+    /// cache.get_or_prepare(b.layout(), b.layout())?;
+    /// cache.set_limits(CacheLimits::new(1, 1 << 20));
+    /// assert!(cache.get(b.layout(), b.layout()).is_some()); // the most recent one stays
+    /// # Ok::<(), holdfast_kernels::KernelError>(())
+    /// ```
+    pub fn set_limits(&mut self, limits: CacheLimits) {
+        self.lru.set_limits(limits);
+    }
+
+    /// Drops every cached plan (counted in [`PlanCacheStats::clears`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_resources::GemmAnalysisCache;
+    ///
+    /// let mut cache = GemmAnalysisCache::default();
+    /// cache.clear();
+    /// assert_eq!(cache.stats().clears, 1);
+    /// ```
+    pub fn clear(&mut self) {
+        self.lru.clear();
+    }
+}

@@ -1,0 +1,171 @@
+//! [`IndexedPlanCache`]: prepared einsum plans by content [`PlanKey`], implementing the
+//! kernels' [`PlanStore`].
+//!
+//! The fingerprint and the full-content equality come from [`PlanKey`] (spec, dtype, shapes,
+//! strides, path). A hit clones the plan's `Arc` (one uncontended atomic increment, and a
+//! decrement when the caller drops it): that is the shape of [`PlanStore::get`].
+
+use std::sync::Arc;
+
+use holdfast_kernels::einsum::{EinsumPlan, PlanKey, PlanStore};
+
+use super::lru::Lru;
+use super::{CacheLimits, PlanCacheStats};
+
+/// Per-entry bookkeeping counted against the byte bound (links, index slot, `Arc` header).
+const ENTRY_OVERHEAD: usize = 64;
+
+/// A bounded LRU cache of prepared [`EinsumPlan`]s by content key (SPEC R8, B3).
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_kernels::{HeapAlloc, Par, einsum::einsum_cached};
+/// use holdfast_resources::{CacheLimits, IndexedPlanCache};
+/// use holdfast_tensor::Tensor;
+///
+/// let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0])?;
+/// let mut cache = IndexedPlanCache::new(CacheLimits::new(16, 1 << 20));
+/// for _ in 0..3 {
+///     let c = einsum_cached("ij,jk->ik", &[a.read(), a.read()], None, &mut cache, &mut HeapAlloc, Par::Seq)?;
+///     assert_eq!(c.as_slice(), &[7.0, 10.0, 15.0, 22.0]);
+/// }
+/// let s = cache.stats();
+/// assert_eq!((s.entries, s.misses, s.hits), (1, 1, 2));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct IndexedPlanCache {
+    lru: Lru<PlanKey<'static>, Arc<EinsumPlan>>,
+}
+
+impl Default for IndexedPlanCache {
+    fn default() -> Self {
+        Self::new(CacheLimits::default())
+    }
+}
+
+impl IndexedPlanCache {
+    /// An empty cache with `limits`.
+    ///
+    /// # Examples
+    ///
+    /// See [`IndexedPlanCache`].
+    pub fn new(limits: CacheLimits) -> Self {
+        IndexedPlanCache { lru: Lru::new(limits) }
+    }
+
+    /// The plan stored under `key`, borrowed (no reference-count traffic), counted as a hit or
+    /// a miss.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_kernels::{einsum::PlanKey, HeapAlloc, Par};
+    /// use holdfast_resources::IndexedPlanCache;
+    /// use holdfast_tensor::Tensor;
+    ///
+    /// let a = Tensor::<f64>::zeros([2, 2]);
+    /// let mut cache = IndexedPlanCache::default();
+    /// let key = PlanKey::new("ij->ji", &[a.read()], None);
+    /// assert!(cache.get_ref(&key).is_none());
+    /// ```
+    #[inline]
+    pub fn get_ref(&mut self, key: &PlanKey<'_>) -> Option<&EinsumPlan> {
+        let i = self.lru.lookup(key.fingerprint(), |k| k == key)?;
+        Some(self.lru.value(i))
+    }
+
+    /// The statistics so far.
+    ///
+    /// # Examples
+    ///
+    /// See [`IndexedPlanCache`].
+    pub fn stats(&self) -> PlanCacheStats {
+        self.lru.stats()
+    }
+
+    /// Number of cached plans.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_resources::IndexedPlanCache;
+    ///
+    /// assert_eq!(IndexedPlanCache::default().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.lru.len()
+    }
+
+    /// True when no plan is cached.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_resources::IndexedPlanCache;
+    ///
+    /// assert!(IndexedPlanCache::default().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.lru.len() == 0
+    }
+
+    /// The bounds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_resources::{CacheLimits, IndexedPlanCache};
+    ///
+    /// let l = CacheLimits::new(4, 4096);
+    /// assert_eq!(IndexedPlanCache::new(l).limits(), l);
+    /// ```
+    pub fn limits(&self) -> CacheLimits {
+        self.lru.limits()
+    }
+
+    /// Changes the bounds, evicting least recent entries until they hold.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_resources::{CacheLimits, IndexedPlanCache};
+    ///
+    /// let mut cache = IndexedPlanCache::default();
+    /// cache.set_limits(CacheLimits::new(0, 0));
+    /// assert_eq!(cache.limits().max_entries, 0);
+    /// ```
+    pub fn set_limits(&mut self, limits: CacheLimits) {
+        self.lru.set_limits(limits);
+    }
+
+    /// Drops every cached plan (counted in [`PlanCacheStats::clears`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_resources::IndexedPlanCache;
+    ///
+    /// let mut cache = IndexedPlanCache::default();
+    /// cache.clear();
+    /// assert_eq!(cache.stats().clears, 1);
+    /// ```
+    pub fn clear(&mut self) {
+        self.lru.clear();
+    }
+}
+
+impl PlanStore for IndexedPlanCache {
+    #[inline]
+    fn get(&mut self, key: &PlanKey<'_>) -> Option<Arc<EinsumPlan>> {
+        let i = self.lru.lookup(key.fingerprint(), |k| k == key)?;
+        Some(Arc::clone(self.lru.value(i)))
+    }
+
+    fn insert(&mut self, key: PlanKey<'static>, plan: Arc<EinsumPlan>) {
+        let bytes = key.approx_bytes() + plan.approx_bytes() + ENTRY_OVERHEAD;
+        // A plan too large for the bounds is simply not retained.
+        let _ = self.lru.insert(key.fingerprint(), key, plan, bytes, |x, y| x == y);
+    }
+}

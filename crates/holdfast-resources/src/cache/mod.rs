@@ -1,0 +1,117 @@
+//! The engine's plan caches (SPEC R8, B3): [`GemmAnalysisCache`] (validated matrix products by
+//! operand layouts) and [`IndexedPlanCache`] (prepared einsum plans by content key, the
+//! kernels' [`PlanStore`](holdfast_kernels::einsum::PlanStore)).
+//!
+//! Both are keyed by content (operation, dtype, shapes, strides, path), never by
+//! caller-chosen slots, and both are bounded by entries **and** bytes ([`CacheLimits`]) with
+//! least-recently-used eviction and [`PlanCacheStats`].
+//!
+//! # Locking
+//!
+//! None: the caches are plain owned values inside
+//! [`EngineResources`](crate::EngineResources), used through `&mut` by the one owner that has
+//! checked the resources out. Statistics are plain integers.
+
+mod gemm;
+mod indexed;
+mod lru;
+#[cfg(test)]
+mod tests;
+
+pub use gemm::{GemmAnalysisCache, GemmKey};
+pub use indexed::IndexedPlanCache;
+
+/// Bounds of a plan cache: at most `max_entries` entries and `max_bytes` approximate bytes
+/// (keys, values and bookkeeping).
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_resources::CacheLimits;
+///
+/// let l = CacheLimits::new(64, 1 << 20);
+/// assert_eq!((l.max_entries, l.max_bytes), (64, 1 << 20));
+/// assert!(CacheLimits::default().max_entries > 0);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheLimits {
+    /// Maximum number of entries (0 disables the cache).
+    pub max_entries: usize,
+    /// Maximum total approximate size of the entries, in bytes.
+    pub max_bytes: usize,
+}
+
+impl CacheLimits {
+    /// Limits of `max_entries` entries and `max_bytes` bytes.
+    ///
+    /// # Examples
+    ///
+    /// See [`CacheLimits`].
+    pub const fn new(max_entries: usize, max_bytes: usize) -> Self {
+        CacheLimits { max_entries, max_bytes }
+    }
+
+    /// The slab is indexed by `u32`, with one value reserved.
+    fn clamped(self) -> Self {
+        CacheLimits { max_entries: self.max_entries.min(u32::MAX as usize - 1), ..self }
+    }
+}
+
+impl Default for CacheLimits {
+    /// 1024 entries, 16 MiB.
+    fn default() -> Self {
+        CacheLimits::new(1024, 16 << 20)
+    }
+}
+
+/// Statistics of a plan cache.
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_resources::{CacheLimits, GemmAnalysisCache};
+/// use holdfast_tensor::Tensor;
+///
+/// let a = Tensor::<f64>::zeros([4, 4]);
+/// let mut cache = GemmAnalysisCache::new(CacheLimits::default());
+/// cache.get_or_prepare(a.layout(), a.layout())?;
+/// cache.get_or_prepare(a.layout(), a.layout())?;
+/// let s = cache.stats();
+/// assert_eq!((s.entries, s.misses, s.hits), (1, 1, 1));
+/// # Ok::<(), holdfast_kernels::KernelError>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PlanCacheStats {
+    /// Entries stored.
+    pub entries: usize,
+    /// Approximate bytes of the stored entries.
+    pub bytes: usize,
+    /// Lookups that found an entry.
+    pub hits: u64,
+    /// Lookups that found none (each is normally followed by a preparation).
+    pub misses: u64,
+    /// Insertions (including those rejected).
+    pub insertions: u64,
+    /// Entries evicted to keep the bounds.
+    pub evictions: u64,
+    /// Insertions not stored because the entry alone exceeds a bound.
+    pub rejected: u64,
+    /// Times the cache was cleared.
+    pub clears: u64,
+}
+
+impl PlanCacheStats {
+    /// Hits plus misses.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_resources::PlanCacheStats;
+    ///
+    /// assert_eq!(PlanCacheStats::default().lookups(), 0);
+    /// ```
+    pub fn lookups(&self) -> u64 {
+        self.hits + self.misses
+    }
+}

@@ -1,0 +1,119 @@
+//! [`FreeList`]: the retained buffers of one element type, sorted by capacity, and [`Lists`],
+//! the pair of them (`f32`, `f64`) with the generic-to-concrete selection.
+//!
+//! Invariant: `bufs` is sorted by ascending capacity and holds no zero-capacity buffer. Taking
+//! and inserting shift the tail of the list (`O(n)` moves of three words, no allocation once the
+//! outer vector has grown to the list's high-water mark).
+
+use std::any::Any;
+use std::mem;
+
+use holdfast_tensor::{DType, Element};
+
+/// How much larger than requested a reused buffer may be: a request of `len` elements accepts a
+/// capacity of at most `max(len * FIT_FACTOR, len + FIT_MIN_SLACK)`, so a two-element output
+/// never pins a megabyte buffer inside the caller's tensor.
+pub(crate) const FIT_FACTOR: usize = 4;
+/// See [`FIT_FACTOR`].
+pub(crate) const FIT_MIN_SLACK: usize = 64;
+
+/// The largest capacity a request of `len` elements accepts.
+#[inline]
+pub(crate) fn max_fit(len: usize) -> usize {
+    len.saturating_mul(FIT_FACTOR).max(len.saturating_add(FIT_MIN_SLACK))
+}
+
+/// Retained buffers of one element type, ascending by capacity.
+#[derive(Debug)]
+pub(crate) struct FreeList<T> {
+    bufs: Vec<Vec<T>>,
+}
+
+impl<T> Default for FreeList<T> {
+    fn default() -> Self {
+        FreeList { bufs: Vec::new() }
+    }
+}
+
+impl<T: Element> FreeList<T> {
+    /// The smallest retained buffer whose capacity is at least `len` and at most
+    /// [`max_fit`]`(len)`, removed from the list (its contents are whatever it held).
+    #[inline]
+    pub(crate) fn take_fit(&mut self, len: usize) -> Option<Vec<T>> {
+        let idx = self.bufs.partition_point(|b| b.capacity() < len);
+        match self.bufs.get(idx) {
+            Some(b) if b.capacity() <= max_fit(len) => Some(self.bufs.remove(idx)),
+            _ => None,
+        }
+    }
+
+    /// Inserts `buf` (capacity > 0) at its place by capacity (after equal capacities).
+    #[inline]
+    pub(crate) fn insert(&mut self, buf: Vec<T>) {
+        let cap = buf.capacity();
+        let idx = self.bufs.partition_point(|b| b.capacity() <= cap);
+        self.bufs.insert(idx, buf);
+    }
+
+    /// Capacity of the smallest retained buffer.
+    pub(crate) fn smallest_capacity(&self) -> Option<usize> {
+        self.bufs.first().map(Vec::capacity)
+    }
+
+    /// Removes and returns the smallest retained buffer.
+    pub(crate) fn pop_smallest(&mut self) -> Option<Vec<T>> {
+        if self.bufs.is_empty() { None } else { Some(self.bufs.remove(0)) }
+    }
+
+    /// Capacities of the retained buffers, ascending.
+    pub(crate) fn capacities(&self) -> impl Iterator<Item = usize> + '_ {
+        self.bufs.iter().map(Vec::capacity)
+    }
+}
+
+/// The retained buffers of every element type.
+#[derive(Debug, Default)]
+pub(crate) struct Lists {
+    pub(crate) f32: FreeList<f32>,
+    pub(crate) f64: FreeList<f64>,
+}
+
+impl Lists {
+    /// The free list of `T`, or `None` for an element type the pool does not retain.
+    ///
+    /// `T::DTYPE` is a constant and the downcast compares two constant `TypeId`s, so after
+    /// monomorphisation this is a plain field access.
+    #[inline]
+    pub(crate) fn get_mut<T: Element>(&mut self) -> Option<&mut FreeList<T>> {
+        let any: &mut dyn Any = match T::DTYPE {
+            DType::F32 => &mut self.f32,
+            DType::F64 => &mut self.f64,
+            _ => return None,
+        };
+        any.downcast_mut::<FreeList<T>>()
+    }
+
+    /// The element type and size in bytes of the smallest retained buffer of any type.
+    pub(crate) fn smallest(&self) -> Option<(DType, usize)> {
+        let a = self.f32.smallest_capacity().map(|c| (DType::F32, c * DType::F32.size_bytes()));
+        let b = self.f64.smallest_capacity().map(|c| (DType::F64, c * DType::F64.size_bytes()));
+        match (a, b) {
+            (Some(x), Some(y)) => Some(if y.1 < x.1 { y } else { x }),
+            (x, y) => x.or(y),
+        }
+    }
+
+    /// Drops the smallest retained buffer of `dtype`; returns its size in bytes.
+    pub(crate) fn drop_smallest(&mut self, dtype: DType) -> usize {
+        match dtype {
+            DType::F32 => self.f32.pop_smallest().map_or(0, |b| b.capacity() * 4),
+            DType::F64 => self.f64.pop_smallest().map_or(0, |b| b.capacity() * 8),
+            _ => 0,
+        }
+    }
+
+    /// Moves every retained buffer out (no allocation: the lists are left empty).
+    pub(crate) fn drain(&mut self) -> Lists {
+        mem::take(self)
+    }
+}
