@@ -23,6 +23,17 @@ pub(crate) fn run_gate(quick: bool) -> Result<(), DynError> {
     if quick {
         return Ok(());
     }
+    // The affinity crate's Linux fallback (no hwloc), tested as well as the default backend.
+    exec(with_args(cargo(), &["test", "-p", "holdfast-affinity", "--no-default-features"]))?;
+    // The loom model of the arbiter core (FIFO, no lost wake-up, exactly-once release), in its
+    // own target directory so the normal build is not invalidated by `--cfg loom`.
+    let mut loom =
+        with_args(cargo(), &["test", "-p", "holdfast-arbiter", "--release", "--lib", "loom"]);
+    let loom_target = crate::cmd::workspace_root().join("target").join("loom");
+    loom.env("RUSTFLAGS", "--cfg loom")
+        .env("LOOM_MAX_PREEMPTIONS", "2")
+        .env("CARGO_TARGET_DIR", loom_target);
+    exec(loom)?;
     let mut doc = with_args(cargo(), &["doc", "--workspace", "--no-deps"]);
     doc.env("RUSTDOCFLAGS", "-D warnings");
     exec(doc)?;

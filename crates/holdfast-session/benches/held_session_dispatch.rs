@@ -1,0 +1,93 @@
+//! `held_session_dispatch`: what a held session costs per operation, next to the bare kernel, in
+//! one run at one thread (issue "Held sessions", acceptance).
+//!
+//! | id | what |
+//! |---|---|
+//! | `direct_faer_into` | faer 4×4 f64 matmul into a caller buffer |
+//! | `direct_faer_alloc` | the same plus a freshly allocated output `Vec` |
+//! | `held_matmul_into` | held session, `matmul_into` a caller-owned output |
+//! | `held_matmul` | held session, `matmul` with a pool-served output (recycled) |
+//! | `scoped_matmul` | one scoped entry per matmul |
+//! | `held_open_close` | `open_session` + `close` |
+//! | `scoped_empty` | a scoped entry running an empty callback |
+//!
+//! Run: `cargo bench -p holdfast-session --bench held_session_dispatch`.
+#![allow(clippy::unwrap_used, reason = "benchmark setup: a failure should stop the run loudly")]
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use faer::linalg::matmul::matmul;
+use faer::{Accum, MatMut, MatRef, Par};
+use holdfast_session::{CpuBackend, Tensor};
+
+const N: usize = 4;
+
+fn dispatch(c: &mut Criterion) {
+    let backend = CpuBackend::builder().threads(1).private_arbiter().build().unwrap();
+    let data: Vec<f64> = (0..N * N).map(|i| i as f64 * 0.25).collect();
+    let a = Tensor::from_vec([N, N], data.clone()).unwrap();
+    let b = Tensor::from_vec([N, N], data.clone()).unwrap();
+    let mut out = Tensor::<f64>::zeros([N, N]);
+    let mut raw = vec![0.0f64; N * N];
+
+    let mut g = c.benchmark_group("held_session_dispatch");
+    g.bench_function("direct_faer_into", |bench| {
+        bench.iter(|| {
+            let lhs = MatRef::from_row_major_slice(black_box(&data[..]), N, N);
+            let rhs = MatRef::from_row_major_slice(black_box(&data[..]), N, N);
+            let dst = MatMut::from_row_major_slice_mut(&mut raw[..], N, N);
+            matmul(dst, Accum::Replace, lhs, rhs, 1.0, Par::Seq);
+            black_box(&raw);
+        });
+    });
+    g.bench_function("direct_faer_alloc", |bench| {
+        bench.iter(|| {
+            let mut fresh = vec![0.0f64; N * N];
+            let lhs = MatRef::from_row_major_slice(black_box(&data[..]), N, N);
+            let rhs = MatRef::from_row_major_slice(black_box(&data[..]), N, N);
+            let dst = MatMut::from_row_major_slice_mut(&mut fresh[..], N, N);
+            matmul(dst, Accum::Replace, lhs, rhs, 1.0, Par::Seq);
+            black_box(fresh)
+        });
+    });
+    {
+        let mut session = backend.open_session().unwrap();
+        g.bench_function("held_matmul_into", |bench| {
+            bench.iter(|| {
+                session
+                    .with_session(|v| v.matmul_into(black_box(&a).read(), b.read(), &mut out))
+                    .unwrap();
+            });
+        });
+        g.bench_function("held_matmul", |bench| {
+            bench.iter(|| {
+                session.with_session(|v| {
+                    let c = v.matmul(black_box(&a).read(), b.read()).unwrap();
+                    v.recycle(black_box(c));
+                });
+            });
+        });
+        session.close().unwrap();
+    }
+    g.bench_function("scoped_matmul", |bench| {
+        bench.iter(|| {
+            backend
+                .with_backend_session(|v| {
+                    let c = v.matmul(black_box(&a).read(), b.read()).unwrap();
+                    v.recycle(black_box(c));
+                })
+                .unwrap();
+        });
+    });
+    g.bench_function("held_open_close", |bench| {
+        bench.iter(|| black_box(backend.open_session().unwrap()).close().unwrap());
+    });
+    g.bench_function("scoped_empty", |bench| {
+        bench.iter(|| backend.with_backend_session(|_| black_box(())).unwrap());
+    });
+    g.finish();
+}
+
+criterion_group!(benches, dispatch);
+criterion_main!(benches);

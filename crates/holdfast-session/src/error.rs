@@ -1,0 +1,232 @@
+//! The session layer's errors: one enum per question a caller asks.
+//!
+//! - [`SessionEntryError`]: why an entry (held, scoped, shared scope) was not admitted.
+//! - [`CpuHeldSessionError`]: why closing a held session failed (after releasing everything).
+//! - [`OpError`]: why one operation of the view failed.
+//! - [`BuildError`]: why a backend could not be built.
+//!
+//! [`ManagementError`] comes from `holdfast-resources` and is re-exported unchanged.
+
+use std::time::Duration;
+
+use holdfast_affinity::AffinityError;
+use holdfast_arbiter::{AdmissionError, Holder, OwnerId, ReentryCause};
+use holdfast_kernels::KernelError;
+use holdfast_provider::ProviderError;
+use holdfast_tensor::{AllocationDomain, TensorError};
+
+/// Why an entry into a backend was not admitted.
+///
+/// Unless the variant says otherwise, the callback of a scoped entry has **not** run.
+/// [`SessionEntryError::Executor`] is the exception: a scoped entry reports a failure to restore
+/// the caller's CPU affinity after its callback ran this way (see
+/// [`CpuBackend::with_backend_session`](crate::CpuBackend::with_backend_session), error
+/// precedence).
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_session::{CpuBackend, SessionEntryError};
+///
+/// let backend = CpuBackend::builder().threads(1).private_arbiter().build()?;
+/// let _held = backend.open_session()?;
+/// // A second open on the same thread is refused before anything blocks.
+/// assert!(matches!(backend.open_session(), Err(SessionEntryError::Reentered { .. })));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionEntryError {
+    /// An execution is already active on this thread (a held session, a scoped entry, an open
+    /// shared scope for a held root, or a child handle asked for a root), or a child's owner is
+    /// gone. Refused before any blocking step (A4).
+    #[error("session entry refused: {cause}")]
+    Reentered {
+        /// The owner active on this thread, or the owner a child named.
+        owner: Option<OwnerId>,
+        /// Why it was refused.
+        cause: ReentryReason,
+    },
+    /// The engine's CPUs are held (or queued for) and the entry could not wait.
+    #[error("engine busy{}", holder.as_ref().map(|h| format!(" (held by {h})")).unwrap_or_default())]
+    Contended {
+        /// The holder that blocked the entry, where known.
+        holder: Option<Holder>,
+        /// Conflicting requests queued ahead.
+        waiters_ahead: usize,
+    },
+    /// The deadline passed before admission.
+    #[error("timed out after {waited:?} waiting for the engine")]
+    TimedOut {
+        /// How long the caller waited.
+        waited: Duration,
+        /// The holder at the time of the timeout, where known.
+        holder: Option<Holder>,
+    },
+    /// Admission or resource state is poisoned by an earlier panic (A5).
+    #[error("{what} is poisoned by an earlier panic")]
+    ResourcePoisoned {
+        /// Which state.
+        what: &'static str,
+    },
+    /// The executor could not be prepared or cleaned up: the caller's CPU affinity could not be
+    /// narrowed or restored.
+    #[error("executor failure: {source}")]
+    Executor {
+        /// The affinity failure.
+        #[source]
+        source: AffinityError,
+    },
+}
+
+/// Why an entry was refused as a re-entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReentryReason {
+    /// This thread already runs a held session or a scoped entry.
+    ExecutionActive,
+    /// A held root was asked for inside an open shared scope.
+    InsideSharedScope,
+    /// A child handle cannot open a held root.
+    ChildHandle,
+    /// The owner a child handle joins no longer holds the engine.
+    OwnerGone,
+    /// The arbiter refused the request as a re-entry.
+    Admission(ReentryCause),
+}
+
+impl std::fmt::Display for ReentryReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReentryReason::ExecutionActive => {
+                f.write_str("an execution is already active on this thread")
+            }
+            ReentryReason::InsideSharedScope => {
+                f.write_str("a held session cannot be opened inside a shared execution scope")
+            }
+            ReentryReason::ChildHandle => f.write_str("a child handle cannot open a held session"),
+            ReentryReason::OwnerGone => {
+                f.write_str("the parent execution this child joins has ended")
+            }
+            ReentryReason::Admission(cause) => write!(f, "{cause}"),
+        }
+    }
+}
+
+impl From<AdmissionError> for SessionEntryError {
+    fn from(e: AdmissionError) -> Self {
+        match e {
+            AdmissionError::Reentered { owner, cause } => {
+                let cause = match cause {
+                    ReentryCause::OwnerGone => ReentryReason::OwnerGone,
+                    ReentryCause::MarkerSet => ReentryReason::ExecutionActive,
+                    other => ReentryReason::Admission(other),
+                };
+                SessionEntryError::Reentered { owner: Some(owner), cause }
+            }
+            AdmissionError::Contended { holder, waiters_ahead } => {
+                SessionEntryError::Contended { holder, waiters_ahead }
+            }
+            AdmissionError::TimedOut { waited, holder } => {
+                SessionEntryError::TimedOut { waited, holder }
+            }
+            _ => SessionEntryError::ResourcePoisoned { what: "the admission arbiter" },
+        }
+    }
+}
+
+/// Why [`CpuHeldSession::close`](crate::CpuHeldSession::close) failed. Resources, owner marker
+/// and admission were released all the same.
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_session::CpuBackend;
+///
+/// let backend = CpuBackend::builder().threads(1).private_arbiter().build()?;
+/// let stats = backend.open_session()?.close()?; // Ok unless the caller's mask cannot be restored
+/// assert_eq!(stats.operations, 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CpuHeldSessionError {
+    /// The caller's CPU affinity could not be restored (the only fallible release step).
+    #[error("could not restore the caller's CPU affinity: {source}")]
+    Restore {
+        /// The affinity failure.
+        #[source]
+        source: AffinityError,
+    },
+}
+
+/// Why one operation failed. The session stays usable.
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_session::{CpuBackend, OpError, Tensor};
+///
+/// let backend = CpuBackend::builder().threads(1).private_arbiter().build()?;
+/// let a = Tensor::<f64>::zeros([2, 3]);
+/// let b = Tensor::<f64>::zeros([2, 3]);
+/// let err = backend.with_backend_session(|v| v.matmul(a.read(), b.read()))?.unwrap_err();
+/// assert!(matches!(err, OpError::Kernel(_)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpError {
+    /// An input lives in another provider's memory (S9).
+    #[error(
+        "operand {operand} lives in foreign memory ({domain:?}); a CPU session reads host memory only"
+    )]
+    ForeignStorage {
+        /// Position of the operand.
+        operand: usize,
+        /// Its allocation domain.
+        domain: AllocationDomain,
+    },
+    /// An input is still being written by its producer (S9).
+    #[error("operand {operand} is pending: its producer has not finished writing it")]
+    PendingStorage {
+        /// Position of the operand.
+        operand: usize,
+    },
+    /// The caller-owned output is foreign or pending.
+    #[error("the output tensor is {0}")]
+    BadOutput(&'static str),
+    /// Shape, spec, path or kernel failure.
+    #[error(transparent)]
+    Kernel(#[from] KernelError),
+    /// A tensor could not be built.
+    #[error(transparent)]
+    Tensor(#[from] TensorError),
+    /// The N-ary contraction scratch is leased elsewhere or poisoned by an earlier panic (R7).
+    #[error(transparent)]
+    Workspace(#[from] holdfast_resources::WorkspaceError),
+}
+
+/// Why a backend could not be built.
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_session::{BuildError, CpuBackend};
+///
+/// let err = CpuBackend::builder().threads(0).build().unwrap_err();
+/// assert!(matches!(err, BuildError::Provider(_)));
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The CPU domain could not be built.
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    /// The topology could not be read.
+    #[error(transparent)]
+    Affinity(#[from] AffinityError),
+    /// The CPU set cannot be expressed as an admission request.
+    #[error("CPU set cannot be used as an admission request: {0}")]
+    Request(String),
+}

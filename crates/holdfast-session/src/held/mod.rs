@@ -1,0 +1,272 @@
+//! [`CpuHeldSession`]: a standalone-root session that owns its admission until closed or dropped.
+//!
+//! # Ownership and release order (S4)
+//!
+//! The session's state is a struct of owned guards with **no `Drop` impl** anywhere on the way, so
+//! the fields' declaration order is the release order when a session is dropped:
+//!
+//! 1. `checkout` — the engine's resources go back into their slot;
+//! 2. `owner` — the thread's execution-owner marker is restored;
+//! 3. `affinity` — the caller's CPU mask is restored (the only fallible step);
+//! 4. `permit` — the admission is released, waking queued openers.
+//!
+//! Resources go back before the admission is released, so an opener woken by step 4 always finds
+//! the slot `Ready`. [`CpuHeldSession::close`] destructures the same fields and drops them in the
+//! same order, so the explicit and the implicit paths cannot diverge; it only adds the report of a
+//! failed restore.
+//!
+//! # The operation path
+//!
+//! [`CpuHeldSession::with_session`] builds one [`CpuExecSession`] view over the checked-out
+//! resources inside a buffer-pool loan, runs the callback, and drops the view. It takes no lock
+//! (the resources are owned by value), reads no clock, clones no handle, and counts in plain
+//! integers (B2, B4).
+
+#[cfg(test)]
+mod tests;
+
+use std::marker::PhantomData;
+use std::time::Duration;
+
+use holdfast_affinity::{CallerAffinityGuard, SystemCalls};
+use holdfast_arbiter::{ExecutionOwnerGuard, ResourcePermit};
+use holdfast_provider::CpuOperationEntry;
+use holdfast_resources::{BufferPoolStats, EngineResourceCheckout, PlanCacheStats};
+
+use crate::view::{OpCounters, ViewOrigin, with_operation_session};
+use crate::{CpuBackend, CpuExecSession, CpuHeldSessionError, SessionStats};
+
+/// A held CPU session: many operations for one admission (SPEC §6).
+///
+/// `!Send + !Sync`: its owner marker and affinity belong to the opening thread. It borrows its
+/// backend, so it cannot outlive it.
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_session::{CpuBackend, Tensor};
+///
+/// let backend = CpuBackend::builder().threads(1).private_arbiter().build()?;
+/// let x = Tensor::<f64>::from_vec([2, 2], vec![1.0, 0.0, 0.0, 1.0])?;
+/// let mut session = backend.open_session()?;
+/// let mut acc = x.clone();
+/// for _ in 0..10 {
+///     acc = session.with_session(|v| v.matmul(acc.read(), x.read()))?;
+/// }
+/// let stats = session.close()?;
+/// assert_eq!(acc.as_slice(), x.as_slice());
+/// assert_eq!(stats.operations, 10);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// It cannot cross threads:
+///
+/// ```compile_fail
+/// use holdfast_session::CpuBackend;
+/// fn send<T: Send>(_: T) {}
+/// let backend = CpuBackend::builder().threads(1).build().unwrap();
+/// send(backend.open_session().unwrap());
+/// ```
+#[derive(Debug)]
+pub struct CpuHeldSession<'b> {
+    state: HeldSessionState<'b>,
+}
+
+/// What a held session owns. Field order is release order (module docs); no `Drop` impl.
+#[derive(Debug)]
+struct HeldSessionState<'b> {
+    backend: &'b CpuBackend,
+    checkout: EngineResourceCheckout<'b>,
+    owner: ExecutionOwnerGuard,
+    affinity: CallerAffinityGuard,
+    permit: ResourcePermit,
+    telemetry: Telemetry,
+    _not_send_sync: PhantomData<*const ()>,
+}
+
+/// Plain counters and the baselines that session statistics are measured from.
+#[derive(Debug, Clone, Copy)]
+struct Telemetry {
+    ops: OpCounters,
+    admission_wait: Duration,
+    /// Affinity system calls on this thread before the open.
+    syscalls_at_open: u64,
+    /// Pool hits and misses at open.
+    pool_at_open: (u64, u64),
+    /// Plan-cache hits and misses (einsum plus GEMM) at open.
+    plans_at_open: (u64, u64),
+}
+
+fn pool_counts(s: &BufferPoolStats) -> (u64, u64) {
+    (s.hits, s.misses)
+}
+
+fn plan_counts(einsum: &PlanCacheStats, gemm: &PlanCacheStats) -> (u64, u64) {
+    (einsum.hits + gemm.hits, einsum.misses + gemm.misses)
+}
+
+/// Everything an open produced, handed to [`CpuHeldSession::new`].
+pub(crate) struct OpenedAdmission<'b> {
+    pub(crate) backend: &'b CpuBackend,
+    pub(crate) checkout: EngineResourceCheckout<'b>,
+    pub(crate) owner: ExecutionOwnerGuard,
+    pub(crate) affinity: CallerAffinityGuard,
+    pub(crate) permit: ResourcePermit,
+    pub(crate) admission_wait: Duration,
+    pub(crate) syscalls_before: SystemCalls,
+}
+
+impl<'b> CpuHeldSession<'b> {
+    pub(crate) fn new(opened: OpenedAdmission<'b>) -> Self {
+        let resources = &*opened.checkout;
+        let telemetry = Telemetry {
+            ops: OpCounters::default(),
+            admission_wait: opened.admission_wait,
+            syscalls_at_open: opened.syscalls_before.reads + opened.syscalls_before.writes,
+            pool_at_open: pool_counts(&resources.buffers.stats()),
+            plans_at_open: plan_counts(
+                &resources.indexed_plan_cache.stats(),
+                &resources.gemm_analysis_cache.stats(),
+            ),
+        };
+        CpuHeldSession {
+            state: HeldSessionState {
+                backend: opened.backend,
+                checkout: opened.checkout,
+                owner: opened.owner,
+                affinity: opened.affinity,
+                permit: opened.permit,
+                telemetry,
+                _not_send_sync: PhantomData,
+            },
+        }
+    }
+
+    /// Runs `f` with one operation view over the session's resources (S5).
+    ///
+    /// The view lives only for the call (it cannot escape `f`). Buffers `f`'s operations take
+    /// from the pool are accounted in a loan: if `f` panics, the panic propagates and the pool is
+    /// whole again at once (S10); the session stays usable.
+    ///
+    /// # Panics
+    ///
+    /// A panic in `f` propagates.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).private_arbiter().build()?;
+    /// let a = Tensor::<f32>::from_vec([3], vec![1.0, 2.0, 3.0])?;
+    /// let mut session = backend.open_session()?;
+    /// let (s, p) = session.with_session(|v| -> Result<_, holdfast_session::OpError> {
+    ///     Ok((v.sum(a.read(), &[0])?, v.mul(a.read(), a.read())?))
+    /// })?;
+    /// assert_eq!((s.as_slice(), p.as_slice()), (&[6.0f32][..], &[1.0f32, 4.0, 9.0][..]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_session<R>(&mut self, f: impl FnOnce(&mut CpuExecSession<'_>) -> R) -> R {
+        let state = &mut self.state;
+        let engine = &state.backend.engine;
+        let entry = CpuOperationEntry::new(&engine.domain, engine.mode);
+        let origin = ViewOrigin { engine, owner: state.permit.owner() };
+        with_operation_session(&mut state.checkout, entry, &mut state.telemetry.ops, origin, f)
+    }
+
+    /// What the session has done so far (B2).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let backend = holdfast_session::CpuBackend::builder().threads(1).build()?;
+    /// let session = backend.open_session()?;
+    /// assert_eq!(session.stats().operations, 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stats(&self) -> SessionStats {
+        let t = &self.state.telemetry;
+        let resources = &*self.state.checkout;
+        let pool = resources.buffers.stats();
+        let (pool_hits, pool_misses) = pool_counts(&pool);
+        let (plan_hits, plan_misses) = plan_counts(
+            &resources.indexed_plan_cache.stats(),
+            &resources.gemm_analysis_cache.stats(),
+        );
+        let now = holdfast_affinity::system_calls();
+        SessionStats {
+            admission_wait: t.admission_wait,
+            operations: t.ops.operations,
+            pool_installs: t.ops.routes.installs,
+            inline_runs: t.ops.routes.inline + t.ops.routes.in_pool,
+            buffer_hits: pool_hits - t.pool_at_open.0,
+            buffer_misses: pool_misses - t.pool_at_open.1,
+            buffer_retained_bytes: pool.retained_bytes as u64,
+            plan_hits: plan_hits - t.plans_at_open.0,
+            plan_misses: plan_misses - t.plans_at_open.1,
+            affinity_syscalls: (now.reads + now.writes) - t.syscalls_at_open,
+        }
+    }
+
+    /// The owner id this session admitted.
+    pub fn owner(&self) -> holdfast_arbiter::OwnerId {
+        self.state.permit.owner()
+    }
+
+    /// Closes the session: releases resources, owner marker, affinity and admission, in that
+    /// order (the same order as a drop), and returns the session's statistics.
+    ///
+    /// # Errors
+    ///
+    /// [`CpuHeldSessionError::Restore`] when the caller's CPU affinity cannot be restored.
+    /// Everything else is released all the same.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let backend = holdfast_session::CpuBackend::builder().threads(1).build()?;
+    /// let stats = backend.open_session()?.close()?;
+    /// assert_eq!(stats.operations, 0);
+    /// let _again = backend.open_session()?; // reopens at once
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn close(self) -> Result<SessionStats, CpuHeldSessionError> {
+        let stats = self.stats();
+        let HeldSessionState {
+            backend: _,
+            checkout,
+            owner,
+            affinity,
+            permit,
+            telemetry: _,
+            _not_send_sync: _,
+        } = self.state;
+        drop(checkout);
+        drop(owner);
+        let restored = affinity.finish();
+        drop(permit);
+        restored.map(|()| stats).map_err(|source| CpuHeldSessionError::Restore { source })
+    }
+}
+
+/// Compile-time proof that a held session is neither `Send` nor `Sync` (the ambiguity idiom:
+/// if it were `Send`, the blanket impl below would make `NotSend::check` ambiguous).
+#[allow(dead_code, reason = "compile-time assertion only")]
+const _: () = {
+    trait AmbiguousIfSend<A> {
+        fn check() {}
+    }
+    impl<T: ?Sized> AmbiguousIfSend<()> for T {}
+    struct IsSend;
+    impl<T: ?Sized + Send> AmbiguousIfSend<IsSend> for T {}
+    trait AmbiguousIfSync<A> {
+        fn check() {}
+    }
+    impl<T: ?Sized> AmbiguousIfSync<()> for T {}
+    struct IsSync;
+    impl<T: ?Sized + Sync> AmbiguousIfSync<IsSync> for T {}
+    fn assert() {
+        <CpuHeldSession<'static> as AmbiguousIfSend<_>>::check();
+        <CpuHeldSession<'static> as AmbiguousIfSync<_>>::check();
+    }
+};

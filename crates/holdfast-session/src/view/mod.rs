@@ -1,0 +1,580 @@
+//! [`CpuExecSession`]: the per-operation view, and [`with_operation_session`], the single place a
+//! view is built (shared by the held session, the shared-scope arm and the child arm).
+//!
+//! # The operation path (S5, S9, B4, B5)
+//!
+//! A view borrows the checked-out resources split into their parts: a [`BufferPoolLoan`] on the
+//! pool (the kernels' allocator), the GEMM analysis cache, the einsum plan cache. Each operation:
+//!
+//! 1. validates access (S9): every input must be host memory and ready, checked before any
+//!    kernel, shortcut or plan lookup, and rejected with a typed [`OpError`];
+//! 2. looks its plan up by content (B3) where the family has one;
+//! 3. runs the kernel through [`CpuOperationEntry::with_native_parallelism`], which installs the
+//!    engine's pool only above the family's threshold (B5);
+//! 4. counts itself in plain integers.
+//!
+//! No lock, no clock, no handle clone (a child handle is derived only by
+//! [`CpuExecSession::child_execution`]), and no allocation a warm pool could serve.
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use holdfast_arbiter::OwnerId;
+use holdfast_kernels::einsum::{EinsumPlan, PlanKey, PlanStore};
+use holdfast_kernels::{Family, KernelAlloc, KernelError, Par, elementwise, permute, reduce};
+use holdfast_provider::{CpuOperationEntry, RouteCounters};
+use holdfast_resources::{
+    BufferPoolLoan, ContractionWorkspaces, EngineResources, GemmAnalysisCache, IndexedPlanCache,
+};
+use holdfast_tensor::{Element, Tensor, TensorRead};
+
+use crate::engine::CpuEngine;
+use crate::{CpuBackend, OpError};
+
+/// Plain per-session operation counters (no atomics).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct OpCounters {
+    pub(crate) operations: u64,
+    pub(crate) routes: RouteCounters,
+}
+
+/// Where a view comes from: the engine and the owner its entries run as.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ViewOrigin<'e> {
+    pub(crate) engine: &'e Arc<CpuEngine>,
+    pub(crate) owner: OwnerId,
+}
+
+/// Builds one view over `resources`, runs `f` with it inside a buffer-pool loan, and drops it.
+///
+/// On normal return the loan is finished (buffers in flight belong to the results); if `f`
+/// panics, the loan's drop replenishes the pool while unwinding (R6, S10).
+pub(crate) fn with_operation_session<R>(
+    resources: &mut EngineResources,
+    entry: CpuOperationEntry<'_>,
+    counters: &mut OpCounters,
+    origin: ViewOrigin<'_>,
+    f: impl FnOnce(&mut CpuExecSession<'_>) -> R,
+) -> R {
+    let EngineResources { buffers, gemm_analysis_cache, indexed_plan_cache, nary, .. } = resources;
+    let mut view = CpuExecSession {
+        loan: buffers.loan(),
+        gemm: gemm_analysis_cache,
+        plans: indexed_plan_cache,
+        nary,
+        entry,
+        counters,
+        origin,
+    };
+    let value = f(&mut view);
+    view.loan.finish();
+    value
+}
+
+/// The view of one operation on a session's resources. Built by the session for the length of
+/// one callback; it cannot escape it.
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_session::{CpuBackend, Tensor};
+///
+/// let backend = CpuBackend::builder().threads(1).private_arbiter().build()?;
+/// let a = Tensor::<f64>::from_vec([2, 3], (1..=6).map(f64::from).collect())?;
+/// let b = Tensor::<f64>::from_vec([3], vec![1.0, 0.0, -1.0])?;
+/// let mut session = backend.open_session()?;
+/// let r = session.with_session(|v| v.einsum("ij,j->i", &[a.read(), b.read()]))?;
+/// assert_eq!(r.as_slice(), &[-2.0, -2.0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// A view cannot outlive its callback:
+///
+/// ```compile_fail
+/// use holdfast_session::CpuBackend;
+/// let backend = CpuBackend::builder().threads(1).build().unwrap();
+/// let mut session = backend.open_session().unwrap();
+/// let escaped = session.with_session(|v| v);
+/// ```
+#[derive(Debug)]
+pub struct CpuExecSession<'s> {
+    loan: BufferPoolLoan<'s>,
+    gemm: &'s mut GemmAnalysisCache,
+    plans: &'s mut IndexedPlanCache,
+    nary: &'s mut Option<ContractionWorkspaces>,
+    entry: CpuOperationEntry<'s>,
+    counters: &'s mut OpCounters,
+    origin: ViewOrigin<'s>,
+}
+
+/// An elementwise binary kernel, as the view calls it.
+type BinaryKernel<T> = fn(
+    TensorRead<'_, T>,
+    TensorRead<'_, T>,
+    &mut BufferPoolLoan<'_>,
+    Par,
+) -> Result<Tensor<T>, KernelError>;
+
+/// Rejects foreign-domain or pending inputs (S9), before anything else looks at them.
+fn check_access<T: Element>(operands: &[&TensorRead<'_, T>]) -> Result<(), OpError> {
+    for (operand, t) in operands.iter().enumerate() {
+        if !t.domain().is_host() {
+            return Err(OpError::ForeignStorage { operand, domain: t.domain() });
+        }
+        if !t.readiness().is_ready() {
+            return Err(OpError::PendingStorage { operand });
+        }
+    }
+    Ok(())
+}
+
+fn size_of_op(n: usize) -> u64 {
+    n as u64
+}
+
+impl CpuExecSession<'_> {
+    /// Runs one kernel call through the provider route for `family` at `size`.
+    fn run<R: Send>(
+        &mut self,
+        family: Family,
+        size: u64,
+        f: impl FnOnce(&mut BufferPoolLoan<'_>, Par) -> Result<R, KernelError> + Send,
+    ) -> Result<R, OpError> {
+        self.counters.operations += 1;
+        let loan = &mut self.loan;
+        self.entry
+            .with_native_parallelism(family, size, &mut self.counters.routes, |par| f(loan, par))
+            .map_err(OpError::from)
+    }
+
+    fn binary<T: Element>(
+        &mut self,
+        a: TensorRead<'_, T>,
+        b: TensorRead<'_, T>,
+        kernel: BinaryKernel<T>,
+    ) -> Result<Tensor<T>, OpError> {
+        check_access(&[&a, &b])?;
+        let size = size_of_op(a.numel().max(b.numel()));
+        self.run(Family::Elementwise, size, |loan, par| kernel(a, b, loan, par))
+    }
+
+    /// `a + b`, elementwise with numpy broadcasting (K1).
+    ///
+    /// # Errors
+    ///
+    /// [`OpError::ForeignStorage`] / [`OpError::PendingStorage`] for an inaccessible input;
+    /// [`OpError::Kernel`] for shapes that do not broadcast.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).build()?;
+    /// let col = Tensor::<f64>::from_vec([2, 1], vec![10.0, 20.0])?;
+    /// let row = Tensor::<f64>::from_vec([3], vec![1.0, 2.0, 3.0])?;
+    /// let s = backend.with_backend_session(|v| v.add(col.read(), row.read()))??;
+    /// assert_eq!(s.shape(), &[2, 3]);
+    /// assert_eq!(s.as_slice(), &[11.0, 12.0, 13.0, 21.0, 22.0, 23.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn add<T: Element>(
+        &mut self,
+        a: TensorRead<'_, T>,
+        b: TensorRead<'_, T>,
+    ) -> Result<Tensor<T>, OpError> {
+        self.binary(a, b, |a, b, l, p| elementwise::add(a, b, l, p))
+    }
+
+    /// `a - b`, elementwise with broadcasting.
+    ///
+    /// # Errors
+    ///
+    /// As [`add`](Self::add).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).build()?;
+    /// let a = Tensor::<f64>::from_vec([2], vec![5.0, 7.0])?;
+    /// let d = backend.with_backend_session(|v| v.sub(a.read(), a.read()))??;
+    /// assert_eq!(d.as_slice(), &[0.0, 0.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn sub<T: Element>(
+        &mut self,
+        a: TensorRead<'_, T>,
+        b: TensorRead<'_, T>,
+    ) -> Result<Tensor<T>, OpError> {
+        self.binary(a, b, |a, b, l, p| elementwise::sub(a, b, l, p))
+    }
+
+    /// `a * b`, elementwise with broadcasting.
+    ///
+    /// # Errors
+    ///
+    /// As [`add`](Self::add).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).build()?;
+    /// let a = Tensor::<f32>::from_vec([2], vec![2.0, 3.0])?;
+    /// let p = backend.with_backend_session(|v| v.mul(a.read(), a.read()))??;
+    /// assert_eq!(p.as_slice(), &[4.0, 9.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn mul<T: Element>(
+        &mut self,
+        a: TensorRead<'_, T>,
+        b: TensorRead<'_, T>,
+    ) -> Result<Tensor<T>, OpError> {
+        self.binary(a, b, |a, b, l, p| elementwise::mul(a, b, l, p))
+    }
+
+    /// `a / b`, elementwise with broadcasting (IEEE semantics: division by zero gives ±inf/NaN).
+    ///
+    /// # Errors
+    ///
+    /// As [`add`](Self::add).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).build()?;
+    /// let a = Tensor::<f64>::from_vec([2], vec![1.0, 4.0])?;
+    /// let two = Tensor::<f64>::from_vec([1], vec![2.0])?;
+    /// let q = backend.with_backend_session(|v| v.div(a.read(), two.read()))??;
+    /// assert_eq!(q.as_slice(), &[0.5, 2.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn div<T: Element>(
+        &mut self,
+        a: TensorRead<'_, T>,
+        b: TensorRead<'_, T>,
+    ) -> Result<Tensor<T>, OpError> {
+        self.binary(a, b, |a, b, l, p| elementwise::div(a, b, l, p))
+    }
+
+    /// `alpha · a`.
+    ///
+    /// # Errors
+    ///
+    /// [`OpError::ForeignStorage`] / [`OpError::PendingStorage`] for an inaccessible input.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).build()?;
+    /// let a = Tensor::<f64>::from_vec([2], vec![1.0, -2.0])?;
+    /// let s = backend.with_backend_session(|v| v.scale(a.read(), -3.0))??;
+    /// assert_eq!(s.as_slice(), &[-3.0, 6.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn scale<T: Element>(
+        &mut self,
+        a: TensorRead<'_, T>,
+        alpha: T,
+    ) -> Result<Tensor<T>, OpError> {
+        check_access(&[&a])?;
+        let size = size_of_op(a.numel());
+        self.run(Family::Elementwise, size, |loan, par| elementwise::scale(a, alpha, loan, par))
+    }
+
+    /// Sum over `axes` (reduced axes are dropped, as in numpy) (K2).
+    ///
+    /// # Errors
+    ///
+    /// As [`scale`](Self::scale); [`OpError::Kernel`] for an out-of-range or repeated axis.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).build()?;
+    /// let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0])?;
+    /// let rows = backend.with_backend_session(|v| v.sum(a.read(), &[1]))??;
+    /// assert_eq!(rows.as_slice(), &[3.0, 7.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn sum<T: Element>(
+        &mut self,
+        a: TensorRead<'_, T>,
+        axes: &[usize],
+    ) -> Result<Tensor<T>, OpError> {
+        check_access(&[&a])?;
+        let size = size_of_op(a.numel());
+        self.run(Family::Reduce, size, |loan, par| reduce::sum(a, axes, loan, par))
+    }
+
+    /// A materialised permutation of `a`'s axes (K3); strided inputs are read directly.
+    ///
+    /// # Errors
+    ///
+    /// As [`scale`](Self::scale); [`OpError::Kernel`] for an invalid permutation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).build()?;
+    /// let a = Tensor::<f64>::from_vec([2, 3], (0..6).map(f64::from).collect())?;
+    /// let t = backend.with_backend_session(|v| v.permute(a.read(), &[1, 0]))??;
+    /// assert_eq!(t.as_slice(), &[0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn permute<T: Element>(
+        &mut self,
+        a: TensorRead<'_, T>,
+        perm: &[usize],
+    ) -> Result<Tensor<T>, OpError> {
+        check_access(&[&a])?;
+        let size = size_of_op(a.numel());
+        self.run(Family::Permute, size, |loan, par| permute::permute(a, perm, loan, par))
+    }
+
+    /// The matrix product of 2-D operands, or the batched product of 3-D ones (K4), with the
+    /// output from the session's pool and the analysis from its plan cache.
+    ///
+    /// # Errors
+    ///
+    /// As [`scale`](Self::scale); [`OpError::Kernel`] for shapes that cannot be multiplied.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).build()?;
+    /// let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0])?;
+    /// let c = backend.with_backend_session(|v| v.matmul(a.read(), a.read().transpose()))??;
+    /// assert_eq!(c.as_slice(), &[5.0, 11.0, 11.0, 25.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "SPEC API: every operation takes its views by value"
+    )]
+    pub fn matmul<T: Element>(
+        &mut self,
+        a: TensorRead<'_, T>,
+        b: TensorRead<'_, T>,
+    ) -> Result<Tensor<T>, OpError> {
+        check_access(&[&a, &b])?;
+        let plan = self.gemm.get_or_prepare(a.layout(), b.layout())?;
+        self.counters.operations += 1;
+        let loan = &mut self.loan;
+        let plan = &*plan;
+        self.entry
+            .with_native_parallelism(Family::Gemm, plan.flops(), &mut self.counters.routes, |par| {
+                plan.execute(&a, &b, loan, par)
+            })
+            .map_err(OpError::from)
+    }
+
+    /// [`matmul`](Self::matmul) into a caller-owned output of the right shape: no allocation at
+    /// all.
+    ///
+    /// # Errors
+    ///
+    /// As [`matmul`](Self::matmul); [`OpError::BadOutput`] when `out` is foreign or pending;
+    /// [`OpError::Kernel`] when `out` has the wrong shape or is not dense row-major.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).build()?;
+    /// let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0])?;
+    /// let mut out = Tensor::<f64>::zeros([2, 2]);
+    /// let mut session = backend.open_session()?;
+    /// session.with_session(|v| v.matmul_into(a.read(), a.read(), &mut out))?;
+    /// assert_eq!(out.as_slice(), &[7.0, 10.0, 15.0, 22.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "SPEC API: every operation takes its views by value"
+    )]
+    pub fn matmul_into<T: Element>(
+        &mut self,
+        a: TensorRead<'_, T>,
+        b: TensorRead<'_, T>,
+        out: &mut Tensor<T>,
+    ) -> Result<(), OpError> {
+        check_access(&[&a, &b])?;
+        if !out.domain().is_host() {
+            return Err(OpError::BadOutput("in foreign memory"));
+        }
+        if !out.readiness().is_ready() {
+            return Err(OpError::BadOutput("pending"));
+        }
+        let plan = self.gemm.get_or_prepare(a.layout(), b.layout())?;
+        self.counters.operations += 1;
+        let plan = &*plan;
+        self.entry
+            .with_native_parallelism(Family::Gemm, plan.flops(), &mut self.counters.routes, |par| {
+                plan.execute_into(&a, &b, out, par)
+            })
+            .map_err(OpError::from)
+    }
+
+    /// numpy-style einsum (K5) with a greedy path, the plan cached in the session by content.
+    ///
+    /// # Errors
+    ///
+    /// As [`scale`](Self::scale) for any operand; [`OpError::Kernel`] for a malformed spec, a
+    /// label/rank mismatch, a wrong operand count or inconsistent dimensions.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).build()?;
+    /// let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0])?;
+    /// let tr = backend.with_backend_session(|v| v.einsum("ii", &[a.read()]))??;
+    /// assert_eq!(tr.as_slice(), &[5.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn einsum<T: Element>(
+        &mut self,
+        spec: &str,
+        operands: &[TensorRead<'_, T>],
+    ) -> Result<Tensor<T>, OpError> {
+        self.einsum_inner(spec, operands, None)
+    }
+
+    /// einsum following an opt_einsum-format `path` (pairs of positions in the current operand
+    /// list; each result is appended).
+    ///
+    /// # Errors
+    ///
+    /// As [`einsum`](Self::einsum); [`OpError::Kernel`] for an out-of-range or repeated path
+    /// index or an incomplete path.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).build()?;
+    /// let m = Tensor::<f64>::from_vec([2, 2], vec![1.0, 1.0, 0.0, 1.0])?;
+    /// let r = backend.with_backend_session(|v| {
+    ///     v.einsum_with_path("ij,jk,kl->il", &[m.read(), m.read(), m.read()], &[(0, 1), (0, 1)])
+    /// })??;
+    /// assert_eq!(r.as_slice(), &[1.0, 3.0, 0.0, 1.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn einsum_with_path<T: Element>(
+        &mut self,
+        spec: &str,
+        operands: &[TensorRead<'_, T>],
+        path: &[(usize, usize)],
+    ) -> Result<Tensor<T>, OpError> {
+        self.einsum_inner(spec, operands, Some(path))
+    }
+
+    fn einsum_inner<T: Element>(
+        &mut self,
+        spec: &str,
+        operands: &[TensorRead<'_, T>],
+        path: Option<&[(usize, usize)]>,
+    ) -> Result<Tensor<T>, OpError> {
+        for (operand, t) in operands.iter().enumerate() {
+            if !t.domain().is_host() {
+                return Err(OpError::ForeignStorage { operand, domain: t.domain() });
+            }
+            if !t.readiness().is_ready() {
+                return Err(OpError::PendingStorage { operand });
+            }
+        }
+        // An N-ary contraction leases the engine's contraction scratch for its duration, without
+        // waiting (R7). A panic during the lease poisons it, and later N-ary calls report
+        // `Workspace(Poisoned)` instead of reusing scratch in an unknown state.
+        let _lease = if operands.len() > 2 {
+            Some(self.nary.get_or_insert_with(ContractionWorkspaces::new).lease()?)
+        } else {
+            None
+        };
+        self.counters.operations += 1;
+        let key = PlanKey::new(spec, operands, path);
+        let (loan, routes, entry) = (&mut self.loan, &mut self.counters.routes, self.entry);
+        let run = |plan: &EinsumPlan, loan: &mut BufferPoolLoan<'_>, routes: &mut RouteCounters| {
+            entry.with_native_parallelism(Family::Contraction, plan.flops(), routes, |par| {
+                plan.execute(operands, loan, par)
+            })
+        };
+        if let Some(plan) = self.plans.get_ref(&key) {
+            return run(plan, loan, routes).map_err(OpError::from);
+        }
+        let plan = Arc::new(EinsumPlan::prepare(spec, operands, path)?);
+        let out = run(&plan, loan, routes);
+        self.plans.insert(key.into_owned(), plan);
+        out.map_err(OpError::from)
+    }
+
+    /// A child handle on this session's engine: its scoped entries join this session's owner
+    /// instead of queueing behind it, never wait, and use private resources (A6). Derived only
+    /// when asked: operations that do not call this clone nothing (B4).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).private_arbiter().build()?;
+    /// let a = Tensor::<f64>::from_vec([2], vec![1.0, 2.0])?;
+    /// let mut session = backend.open_session()?;
+    /// let inner = session.with_session(|v| {
+    ///     let child = v.child_execution();
+    ///     child.with_backend_session(|cv| cv.add(a.read(), a.read()))
+    /// })??;
+    /// assert_eq!(inner.as_slice(), &[2.0, 4.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn child_execution(&self) -> CpuBackend {
+        CpuBackend::child_of(self.origin.engine, self.origin.owner)
+    }
+
+    /// Gives `tensor`'s buffer back to the session's pool, so a later output of the same size is
+    /// served without allocating.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).build()?;
+    /// let a = Tensor::<f64>::from_vec([4], vec![1.0; 4])?;
+    /// let mut session = backend.open_session()?;
+    /// for _ in 0..10 {
+    ///     let t = session.with_session(|v| v.add(a.read(), a.read()))?;
+    ///     session.with_session(|v| v.recycle(t));
+    /// }
+    /// assert_eq!(session.close()?.buffer_misses, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn recycle<T: Element>(&mut self, tensor: Tensor<T>) {
+        let (buffer, _) = tensor.into_parts();
+        self.loan.give(buffer);
+    }
+
+    /// Operations this view's session has run so far.
+    pub fn operations(&self) -> u64 {
+        self.counters.operations
+    }
+}
