@@ -142,6 +142,8 @@ impl CallerAffinityGuard {
     #[inline]
     pub fn finish(mut self) -> Result<(), AffinityError> {
         if self.saved.is_none() {
+            // Nothing to restore and nothing owned: skip the drop glue on the hot path.
+            std::mem::forget(self);
             return Ok(());
         }
         self.restore()

@@ -213,7 +213,7 @@ impl Core {
     }
 
     /// Broadcasts made so far.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn notifies(&self) -> usize {
         self.notifies.load(std::sync::atomic::Ordering::Relaxed)
     }
