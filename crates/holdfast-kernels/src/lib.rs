@@ -1,4 +1,59 @@
 //! Numerical kernels of holdfast (layer 1): elementwise arithmetic, reductions, permute, GEMM and
-//! einsum over [`holdfast_tensor`] values.
+//! einsum over [`holdfast_tensor`] values (SPEC §7, K1–K6).
 //!
-//! **Status:** not yet implemented; tracked by the kernels issue (SPEC §7, K1–K6).
+//! This crate knows nothing of sessions, admission or affinity (SPEC L1). Every kernel:
+//! - reads its inputs as [`TensorRead`](holdfast_tensor::TensorRead) views, whatever their
+//!   strides, without copying them first unless the algorithm needs a dense operand;
+//! - takes its output and scratch buffers from a caller-supplied [`KernelAlloc`] (so the
+//!   engine's buffer pool can serve them), [`matmul::matmul_into`] excepted, which allocates
+//!   nothing;
+//! - takes a [`Par`] as its last argument and fans out over rayon only above its family's
+//!   threshold ([`Family`]); it never installs a pool;
+//! - validates once and reports a typed [`KernelError`]; it does not panic on bad input.
+//!
+//! | module | kernels |
+//! | --- | --- |
+//! | [`elementwise`] | `add`, `sub`, `mul`, `div` (numpy broadcasting), `scale` |
+//! | [`reduce`] | `sum` over axes |
+//! | [`permute`] | materialising `permute` |
+//! | [`matmul`] | `matmul`, `matmul_into`, [`MatmulPlan`](matmul::MatmulPlan) (2-D and batched 3-D, faer) |
+//! | [`einsum`] | `einsum`, `einsum_with_path`, `einsum_cached`, `parse`, [`EinsumPlan`](einsum::EinsumPlan) |
+//!
+//! # Examples
+//!
+//! ```
+//! use holdfast_kernels::{HeapAlloc, Par, einsum, elementwise, matmul};
+//! use holdfast_tensor::Tensor;
+//!
+//! let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0])?;
+//! let mut alloc = HeapAlloc;
+//! let c = matmul::matmul(a.read(), a.read(), &mut alloc, Par::Seq)?;
+//! let d = einsum::einsum("ij,jk->ik", &[a.read(), a.read()], &mut alloc, Par::Seq)?;
+//! assert_eq!(c.as_slice(), d.as_slice());
+//! let z = elementwise::sub(c.read(), d.read(), &mut alloc, Par::Seq)?;
+//! assert!(z.as_slice().iter().all(|&x| x == 0.0));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Unsafe
+//!
+//! Two private functions contain `unsafe`: `matmul::gemm::faer_typed`, which builds faer matrix
+//! views from raw parts after checking bounds and the element type, and
+//! `alloc::advise_huge_pages`, which calls `madvise(MADV_HUGEPAGE)` on a fresh buffer.
+
+mod alloc;
+pub mod einsum;
+pub mod elementwise;
+mod error;
+pub mod matmul;
+mod par;
+pub mod permute;
+pub mod reduce;
+mod strided;
+
+pub use alloc::{HUGE_PAGE_MIN_BYTES, HeapAlloc, KernelAlloc};
+pub use error::KernelError;
+pub use par::{
+    CONTRACTION_PAR_MIN_FLOPS, ELEMENTWISE_PAR_MIN_ELEMENTS, Family, GEMM_PAR_MIN_FLOPS,
+    PERMUTE_PAR_MIN_ELEMENTS, Par, REDUCE_PAR_MIN_ELEMENTS,
+};

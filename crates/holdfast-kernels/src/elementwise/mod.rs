@@ -1,0 +1,16 @@
+//! Elementwise kernels (SPEC K1): [`add`], [`sub`], [`mul`], [`div`] on equal shapes or under
+//! numpy broadcasting, and [`scale`] by a scalar.
+//!
+//! Inputs may be any strided view (transposed, sliced, broadcast); they are read in place, never
+//! copied first. The output is a new dense row-major tensor whose buffer comes from the caller's
+//! [`KernelAlloc`](crate::KernelAlloc). With [`Par::Rayon`](crate::Par) the output is split into
+//! row blocks over rayon once it has at least
+//! [`ELEMENTWISE_PAR_MIN_ELEMENTS`](crate::ELEMENTWISE_PAR_MIN_ELEMENTS) elements.
+
+mod binary;
+mod scale;
+#[cfg(test)]
+mod tests;
+
+pub use binary::{add, broadcast_shapes, div, mul, sub};
+pub use scale::scale;

@@ -1,0 +1,258 @@
+//! Matrix products (SPEC K4): [`matmul`] and [`matmul_into`] on 2-D `[m, k]·[k, n]` and batched
+//! 3-D `[batch, m, k]·[batch, k, n]` operands, through faer.
+//!
+//! Operands are handed to faer as strided views of their storage (transposed or sliced views
+//! included), never copied first. [`MatmulPlan`] is the validated product (shapes and strides);
+//! preparing it once and executing it many times skips validation. With
+//! [`Par::Rayon`](crate::Par) and at least [`GEMM_PAR_MIN_FLOPS`](crate::GEMM_PAR_MIN_FLOPS)
+//! floating-point operations, faer parallelises each product, or a batch is split over rayon.
+//!
+//! # Unsafe
+//!
+//! `gemm::faer_gemm` builds faer views from raw parts (see that module).
+
+pub(crate) mod gemm;
+#[cfg(test)]
+mod tests;
+
+use holdfast_tensor::{Dims, Element, Layout, Tensor, TensorRead};
+use smallvec::SmallVec;
+
+use crate::{KernelAlloc, KernelError, Par};
+use gemm::{BatchSpec, MatSpec, run_batch};
+
+/// A validated matrix product: operand shapes and strides, and how faer will see them.
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_kernels::{Par, matmul::MatmulPlan};
+/// use holdfast_tensor::Tensor;
+///
+/// let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0])?;
+/// let b = Tensor::<f64>::from_vec([2, 2], vec![5.0, 6.0, 7.0, 8.0])?;
+/// let plan = MatmulPlan::new(a.layout(), b.layout())?;
+/// let mut out = Tensor::<f64>::zeros(plan.out_shape().to_vec());
+/// for _ in 0..3 {
+///     plan.execute_into(&a.read(), &b.read(), &mut out, Par::Seq)?;
+/// }
+/// assert_eq!(out.as_slice(), &[19.0, 22.0, 43.0, 50.0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct MatmulPlan {
+    a_shape: Dims,
+    a_strides: Dims,
+    b_shape: Dims,
+    b_strides: Dims,
+    out_shape: Dims,
+    spec: BatchSpec,
+}
+
+impl MatmulPlan {
+    /// Validates a product of operands with layouts `a` and `b` (offsets are not part of the
+    /// plan).
+    ///
+    /// # Errors
+    ///
+    /// [`KernelError::MatmulShape`] unless both are 2-D or both 3-D, the inner dimensions agree
+    /// and (3-D) the batch dimensions agree.
+    pub fn new(a: &Layout, b: &Layout) -> Result<Self, KernelError> {
+        let (spec, out_shape) = spec_of(a, b)?;
+        Ok(MatmulPlan {
+            a_shape: SmallVec::from_slice(a.shape()),
+            a_strides: SmallVec::from_slice(a.strides()),
+            b_shape: SmallVec::from_slice(b.shape()),
+            b_strides: SmallVec::from_slice(b.strides()),
+            out_shape,
+            spec,
+        })
+    }
+
+    /// The result's shape: `[m, n]` or `[batch, m, n]`.
+    pub fn out_shape(&self) -> &[usize] {
+        &self.out_shape
+    }
+
+    /// Floating-point operations of one execution (`2·batch·m·n·k`).
+    pub fn flops(&self) -> u64 {
+        2 * self.spec.macs()
+    }
+
+    /// Writes `a·b` into `out`, which must be dense row-major with [`out_shape`](Self::out_shape).
+    /// Allocates nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`KernelError::PlanMismatch`] when `a` or `b` differs in shape or strides from the layouts
+    /// the plan was made for; [`KernelError::OutputShape`] or
+    /// [`KernelError::OutputNotContiguous`] for a wrong `out`.
+    pub fn execute_into<T: Element>(
+        &self,
+        a: &TensorRead<'_, T>,
+        b: &TensorRead<'_, T>,
+        out: &mut Tensor<T>,
+        par: Par,
+    ) -> Result<(), KernelError> {
+        if a.shape() != &self.a_shape[..] || a.strides() != &self.a_strides[..] {
+            return Err(KernelError::PlanMismatch { reason: "left operand layout" });
+        }
+        if b.shape() != &self.b_shape[..] || b.strides() != &self.b_strides[..] {
+            return Err(KernelError::PlanMismatch { reason: "right operand layout" });
+        }
+        check_out(out, &self.out_shape)?;
+        let co = out.offset();
+        run_batch(
+            &self.spec,
+            out.as_mut_slice(),
+            co,
+            a.storage(),
+            a.offset(),
+            b.storage(),
+            b.offset(),
+            par,
+        );
+        Ok(())
+    }
+
+    /// `a·b` in a new dense tensor whose buffer comes from `alloc`.
+    ///
+    /// # Errors
+    ///
+    /// [`KernelError::PlanMismatch`] as for [`execute_into`](Self::execute_into).
+    pub fn execute<T: Element, A: KernelAlloc + ?Sized>(
+        &self,
+        a: &TensorRead<'_, T>,
+        b: &TensorRead<'_, T>,
+        alloc: &mut A,
+        par: Par,
+    ) -> Result<Tensor<T>, KernelError> {
+        let len = self.out_shape.iter().product();
+        let mut out = Tensor::from_shape_vec(&self.out_shape, alloc.take::<T>(len))?;
+        self.execute_into(a, b, &mut out, par)?;
+        Ok(out)
+    }
+}
+
+/// Validates a product and returns how faer sees it, and the result's shape.
+fn spec_of(a: &Layout, b: &Layout) -> Result<(BatchSpec, Dims), KernelError> {
+    let bad =
+        |reason| KernelError::MatmulShape { a: a.shape().to_vec(), b: b.shape().to_vec(), reason };
+    let (ash, bsh, ast, bst) = (a.shape(), b.shape(), a.strides(), b.strides());
+    let (batch, sa, sb, lead) = match (ash.len(), bsh.len()) {
+        (2, 2) => (1, 0, 0, 0),
+        (3, 3) if ash[0] == bsh[0] => (ash[0], ast[0], bst[0], 1),
+        (3, 3) => return Err(bad("batch dimensions differ")),
+        _ => return Err(bad("operands must both be 2-D or both 3-D")),
+    };
+    let (m, k, k2, n) = (ash[lead], ash[lead + 1], bsh[lead], bsh[lead + 1]);
+    if k != k2 {
+        return Err(bad("inner dimensions differ"));
+    }
+    let out_shape: Dims = if lead == 1 {
+        SmallVec::from_slice(&[batch, m, n])
+    } else {
+        SmallVec::from_slice(&[m, n])
+    };
+    Tensor::<f64>::checked_numel(&out_shape)
+        .ok_or_else(|| KernelError::SizeOverflow { shape: out_shape.to_vec() })?;
+    let spec = BatchSpec {
+        batch,
+        a: MatSpec { rows: m, cols: k, rs: ast[lead], cs: ast[lead + 1] },
+        b: MatSpec { rows: k, cols: n, rs: bst[lead], cs: bst[lead + 1] },
+        c: MatSpec { rows: m, cols: n, rs: n, cs: 1 },
+        sa,
+        sb,
+        sc: m * n,
+    };
+    Ok((spec, out_shape))
+}
+
+/// Checks a caller-supplied output against the result's shape.
+fn check_out<T: Element>(out: &Tensor<T>, shape: &[usize]) -> Result<(), KernelError> {
+    if out.shape() != shape {
+        return Err(KernelError::OutputShape {
+            expected: shape.to_vec(),
+            actual: out.shape().to_vec(),
+        });
+    }
+    if !out.is_contiguous() {
+        return Err(KernelError::OutputNotContiguous {
+            shape: out.shape().to_vec(),
+            strides: out.strides().to_vec(),
+        });
+    }
+    Ok(())
+}
+
+/// The matrix product `a·b`: `[m, k]·[k, n] → [m, n]`, or batched
+/// `[batch, m, k]·[batch, k, n] → [batch, m, n]`. Operands may be any strided views; the result
+/// is dense row-major in a buffer from `alloc`.
+///
+/// # Errors
+///
+/// [`KernelError::MatmulShape`] for operands of the wrong rank or with disagreeing dimensions.
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_kernels::{HeapAlloc, Par, matmul::matmul};
+/// use holdfast_tensor::Tensor;
+///
+/// let a = Tensor::<f64>::from_vec([2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+/// // aᵀ·a through a transposed view: no copy.
+/// let g = matmul(a.read().transpose(), a.read(), &mut HeapAlloc, Par::Seq)?;
+/// assert_eq!(g.shape(), &[3, 3]);
+/// assert_eq!(g.as_slice()[..3], [17.0, 22.0, 27.0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "views are passed by value, as in the operation API (SPEC §6)"
+)]
+pub fn matmul<T: Element, A: KernelAlloc + ?Sized>(
+    a: TensorRead<'_, T>,
+    b: TensorRead<'_, T>,
+    alloc: &mut A,
+    par: Par,
+) -> Result<Tensor<T>, KernelError> {
+    MatmulPlan::new(a.layout(), b.layout())?.execute(&a, &b, alloc, par)
+}
+
+/// Writes `a·b` into the caller's `out` (dense row-major, of the result's shape). Allocates
+/// nothing.
+///
+/// # Errors
+///
+/// [`KernelError::MatmulShape`] for bad operands; [`KernelError::OutputShape`] or
+/// [`KernelError::OutputNotContiguous`] for a wrong `out`.
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_kernels::{Par, matmul::matmul_into};
+/// use holdfast_tensor::Tensor;
+///
+/// let a = Tensor::<f32>::from_vec([2, 1, 2], vec![1.0, 2.0, 3.0, 4.0])?;
+/// let b = Tensor::<f32>::from_vec([2, 2, 1], vec![1.0, 1.0, 2.0, 0.5])?;
+/// let mut out = Tensor::<f32>::zeros([2, 1, 1]);
+/// matmul_into(a.read(), b.read(), &mut out, Par::Seq)?;
+/// assert_eq!(out.as_slice(), &[3.0, 8.0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "views are passed by value, as in the operation API (SPEC §6)"
+)]
+pub fn matmul_into<T: Element>(
+    a: TensorRead<'_, T>,
+    b: TensorRead<'_, T>,
+    out: &mut Tensor<T>,
+    par: Par,
+) -> Result<(), KernelError> {
+    let (spec, out_shape) = spec_of(a.layout(), b.layout())?;
+    check_out(out, &out_shape)?;
+    let co = out.offset();
+    run_batch(&spec, out.as_mut_slice(), co, a.storage(), a.offset(), b.storage(), b.offset(), par);
+    Ok(())
+}

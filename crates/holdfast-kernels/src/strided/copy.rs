@@ -1,0 +1,197 @@
+//! Strided-to-contiguous copy: the body of `permute` and of einsum's operand copies.
+//!
+//! The destination is dense row-major over `shape`. When the source's unit-stride axis is not the
+//! destination's innermost axis (a transpose), the copy walks 16×16 tiles of those two axes so
+//! that both sides stay in cache; otherwise it copies contiguous runs.
+
+use holdfast_tensor::Element;
+use rayon::prelude::*;
+use smallvec::SmallVec;
+
+use super::{Axes, Nest, Order};
+
+/// Tile edge of the blocked transpose.
+const TILE: usize = 16;
+/// An innermost axis shorter than this is copied through a gather table over the innermost
+/// axes instead (many short axes, as in tensor networks of dimension-2 legs).
+const SHORT_INNER: usize = 32;
+/// Size of the gather table (elements per outer iteration).
+const GATHER_BLOCK: usize = 512;
+
+/// Copies the `shape`/`strides`/`offset` view of `src` into `dst` (dense row-major, exactly
+/// `shape`'s element count long), using up to `threads` rayon tasks.
+pub(crate) fn copy_strided<T: Element>(
+    src: &[T],
+    offset: usize,
+    shape: &[usize],
+    strides: &[usize],
+    dst: &mut [T],
+    threads: usize,
+) {
+    let dst_strides = row_major(shape);
+    let zeros: Axes = SmallVec::from_elem(0, shape.len());
+    let nest = Nest::new(shape, &dst_strides, strides, &zeros, Order::Out);
+    if nest.numel() == 0 {
+        return;
+    }
+    let d0 = nest.shape.first().copied().unwrap_or(1);
+    let so0 = nest.so.first().copied().unwrap_or(0);
+    if threads < 2 || d0 < 2 || so0 == 0 {
+        return copy_nest(&nest, src, offset, dst, 0);
+    }
+    let parts = (threads * 4).min(d0);
+    let rows = d0.div_ceil(parts);
+    let sa0 = nest.sa[0];
+    dst.par_chunks_mut(rows * so0).enumerate().for_each(|(ci, chunk)| {
+        let r0 = ci * rows;
+        if r0 < d0 {
+            let mut sub = nest.clone();
+            sub.shape[0] = rows.min(d0 - r0);
+            copy_nest(&sub, src, offset + r0 * sa0, chunk, 0);
+        }
+    });
+}
+
+/// Row-major strides of `shape`.
+pub(crate) fn row_major(shape: &[usize]) -> Axes {
+    let mut strides: Axes = SmallVec::from_elem(0, shape.len());
+    let mut acc = 1;
+    for (s, &d) in strides.iter_mut().zip(shape).rev() {
+        *s = acc;
+        acc *= d;
+    }
+    strides
+}
+
+fn copy_nest<T: Element>(nest: &Nest, src: &[T], so: usize, dst: &mut [T], doff: usize) {
+    let Some(last) = nest.shape.len().checked_sub(1) else {
+        dst[doff] = src[so];
+        return;
+    };
+    // The source's unit-stride axis, when it is not already innermost.
+    let unit = (0..last).rev().find(|&j| nest.sa[j] == 1 && nest.shape[j] >= 4);
+    let tiled = nest.sa[last] != 1 && nest.shape[last] >= 4 && unit.is_some();
+    let Some(j) = unit.filter(|_| tiled) else {
+        if nest.shape[last] < SHORT_INNER && last > 0 {
+            return gather_copy(nest, src, so, dst, doff);
+        }
+        let dummy: [T; 1] = [T::ZERO];
+        return nest.run(dst, doff, src, so, &dummy, 0, &|o: &mut T, x: T, _| *o = x);
+    };
+    // Loop over every axis but `j` and `last`, transposing a (shape[j] × shape[last]) panel each time.
+    let mut outer_shape: Axes = Axes::new();
+    let mut outer_sd: Axes = Axes::new();
+    let mut outer_ss: Axes = Axes::new();
+    for k in 0..last {
+        if k != j {
+            outer_shape.push(nest.shape[k]);
+            outer_sd.push(nest.so[k]);
+            outer_ss.push(nest.sa[k]);
+        }
+    }
+    let (dj, n, sdj, ssn) = (nest.shape[j], nest.shape[last], nest.so[j], nest.sa[last]);
+    let mut index: SmallVec<[usize; 8]> = SmallVec::from_elem(0, outer_shape.len());
+    let (mut pd, mut ps) = (doff, so);
+    loop {
+        transpose_panel(dst, pd, sdj, src, ps, ssn, dj, n);
+        let mut axis = outer_shape.len();
+        loop {
+            if axis == 0 {
+                return;
+            }
+            axis -= 1;
+            index[axis] += 1;
+            pd += outer_sd[axis];
+            ps += outer_ss[axis];
+            if index[axis] < outer_shape[axis] {
+                break;
+            }
+            pd -= outer_sd[axis] * outer_shape[axis];
+            ps -= outer_ss[axis] * outer_shape[axis];
+            index[axis] = 0;
+        }
+    }
+}
+
+/// `dst[pd + a·sdj + i] = src[ps + a + i·ssn]` for `a < rows`, `i < cols`, in tiles.
+#[allow(clippy::too_many_arguments, reason = "two strided panels")]
+fn transpose_panel<T: Element>(
+    dst: &mut [T],
+    pd: usize,
+    sdj: usize,
+    src: &[T],
+    ps: usize,
+    ssn: usize,
+    rows: usize,
+    cols: usize,
+) {
+    for a0 in (0..rows).step_by(TILE) {
+        let a1 = (a0 + TILE).min(rows);
+        for i0 in (0..cols).step_by(TILE) {
+            let i1 = (i0 + TILE).min(cols);
+            for a in a0..a1 {
+                let drow = &mut dst[pd + a * sdj + i0..pd + a * sdj + i1];
+                let mut p = ps + a + i0 * ssn;
+                for d in drow {
+                    *d = src[p];
+                    p += ssn;
+                }
+            }
+        }
+    }
+}
+
+/// Copies with a table of source offsets over the innermost axes (whose destination block is
+/// contiguous), looping over the outer axes with an odometer.
+fn gather_copy<T: Element>(nest: &Nest, src: &[T], so: usize, dst: &mut [T], doff: usize) {
+    let r = nest.shape.len();
+    // Innermost axes whose product stays within the block size.
+    let mut split = r;
+    let mut block = 1;
+    while split > 0 && block * nest.shape[split - 1] <= GATHER_BLOCK {
+        split -= 1;
+        block *= nest.shape[split];
+    }
+    if split == r {
+        // The innermost axis alone is too long for a table: plain loops.
+        let dummy: [T; 1] = [T::ZERO];
+        return nest.run(dst, doff, src, so, &dummy, 0, &|o: &mut T, x: T, _| *o = x);
+    }
+    // Source offsets of the block.
+    let mut table: Vec<usize> = Vec::with_capacity(block);
+    table.push(0);
+    for axis in (split..r).rev() {
+        let len = table.len();
+        for i in 1..nest.shape[axis] {
+            for k in 0..len {
+                table.push(table[k] + i * nest.sa[axis]);
+            }
+        }
+    }
+    // Built with the last axis as the least significant digit: row-major (destination) order.
+    let outer = &nest.shape[..split];
+    let mut index: SmallVec<[usize; 8]> = SmallVec::from_elem(0, outer.len());
+    let (mut pd, mut ps) = (doff, so);
+    loop {
+        let d = &mut dst[pd..pd + block];
+        for (o, &t) in d.iter_mut().zip(&table) {
+            *o = src[ps + t];
+        }
+        let mut axis = outer.len();
+        loop {
+            if axis == 0 {
+                return;
+            }
+            axis -= 1;
+            index[axis] += 1;
+            pd += nest.so[axis];
+            ps += nest.sa[axis];
+            if index[axis] < outer[axis] {
+                break;
+            }
+            pd -= nest.so[axis] * outer[axis];
+            ps -= nest.sa[axis] * outer[axis];
+            index[axis] = 0;
+        }
+    }
+}
