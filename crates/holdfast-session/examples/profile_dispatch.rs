@@ -36,6 +36,18 @@ fn main() {
                 black_box(backend.open_session().unwrap()).close().unwrap();
             }
         }
+        "faer" => {
+            use faer::{Accum, MatMut, MatRef, Par};
+            let data = a.as_slice().to_vec();
+            let mut raw = vec![0.0f64; 16];
+            for _ in 0..iters {
+                let lhs = MatRef::from_row_major_slice(black_box(&data[..]), 4, 4);
+                let rhs = MatRef::from_row_major_slice(black_box(&data[..]), 4, 4);
+                let dst = MatMut::from_row_major_slice_mut(&mut raw[..], 4, 4);
+                faer::linalg::matmul::matmul(dst, Accum::Replace, lhs, rhs, 1.0, Par::Seq);
+                black_box(&raw);
+            }
+        }
         _ => {
             for _ in 0..iters {
                 backend.with_backend_session(|_| black_box(())).unwrap();

@@ -18,7 +18,7 @@ use crate::{Family, Par};
 
 /// Largest `m·n·k` computed by the plain loop instead of faer (faer's fixed cost dominates
 /// below it).
-pub(crate) const SMALL_GEMM_MAX_MACS: usize = 64;
+pub(crate) const SMALL_GEMM_MAX_MACS: usize = 8;
 
 /// One matrix operand: its dimensions, strides and the position of its first element.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

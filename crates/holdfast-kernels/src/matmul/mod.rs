@@ -94,10 +94,10 @@ impl MatmulPlan {
         out: &mut Tensor<T>,
         par: Par,
     ) -> Result<(), KernelError> {
-        if a.shape() != &self.a_shape[..] || a.strides() != &self.a_strides[..] {
+        if !same(a.shape(), &self.a_shape) || !same(a.strides(), &self.a_strides) {
             return Err(KernelError::PlanMismatch { reason: "left operand layout" });
         }
-        if b.shape() != &self.b_shape[..] || b.strides() != &self.b_strides[..] {
+        if !same(b.shape(), &self.b_shape) || !same(b.strides(), &self.b_strides) {
             return Err(KernelError::PlanMismatch { reason: "right operand layout" });
         }
         check_out(out, &self.out_shape)?;
@@ -113,6 +113,30 @@ impl MatmulPlan {
             par,
         );
         Ok(())
+    }
+
+    /// True when operands laid out as `a` and `b` are the ones this plan was made for (shapes
+    /// and strides; offsets are not part of a plan).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_kernels::matmul::MatmulPlan;
+    /// use holdfast_tensor::Tensor;
+    ///
+    /// let a = Tensor::<f64>::zeros([2, 3]);
+    /// let b = Tensor::<f64>::zeros([3, 2]);
+    /// let plan = MatmulPlan::new(a.layout(), b.layout())?;
+    /// assert!(plan.matches(a.layout(), b.layout()));
+    /// assert!(!plan.matches(b.layout(), a.layout()));
+    /// # Ok::<(), holdfast_kernels::KernelError>(())
+    /// ```
+    #[inline]
+    pub fn matches(&self, a: &Layout, b: &Layout) -> bool {
+        same(a.shape(), &self.a_shape)
+            && same(a.strides(), &self.a_strides)
+            && same(b.shape(), &self.b_shape)
+            && same(b.strides(), &self.b_strides)
     }
 
     /// `a·b` in a new dense tensor whose buffer comes from `alloc`.
@@ -132,6 +156,13 @@ impl MatmulPlan {
         self.execute_into(a, b, &mut out, par)?;
         Ok(out)
     }
+}
+
+/// Slice equality for the 2–3 axes of a matrix operand: an inline loop, where `==` on `[usize]`
+/// would call `memcmp` (several times the cost at this length).
+#[inline]
+fn same(x: &[usize], y: &[usize]) -> bool {
+    x.len() == y.len() && x.iter().zip(y).all(|(a, b)| a == b)
 }
 
 /// Validates a product and returns how faer sees it, and the result's shape.

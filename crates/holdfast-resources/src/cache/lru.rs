@@ -125,6 +125,21 @@ impl<K, V> Lru<K, V> {
         found
     }
 
+    /// The most recently used entry, when `eq` accepts it: a hit that needs no key, no hash and
+    /// no reordering (it is already at the front). Counts a hit only when it matches; a caller
+    /// falls back to [`lookup`](Self::lookup) otherwise.
+    #[inline]
+    pub(crate) fn lookup_front(&mut self, eq: impl FnOnce(&K, &V) -> bool) -> Option<u32> {
+        let i = self.head;
+        let (key, value) = self.entries.get(i as usize)?;
+        if eq(key, value) {
+            self.hits += 1;
+            Some(i)
+        } else {
+            None
+        }
+    }
+
     /// The value of live entry `i` (from [`lookup`](Self::lookup) or
     /// [`insert`](Self::insert), with no removal in between).
     #[inline]
