@@ -16,6 +16,7 @@
 
 mod audit;
 mod cmd;
+mod demo;
 mod gate;
 mod sysdeps;
 mod tidy;
@@ -30,7 +31,7 @@ usage: cargo xtask <command> [args]
 
 commands:
   test           fmt check, clippy -D warnings, every test, rustdoc, repository checks, audit (the CI gate)
-  demo           build in release and run `holdfast demo` (the main job)
+  demo           build in release and run `holdfast demo [args]` (the main job)
   audit          session-entry audit: --check (default) | --self-test | --bless | --list
                  [--format json] [--root DIR]
   tidy           repository checks only (layering, module docs)
@@ -51,7 +52,8 @@ fn main() -> ExitCode {
         "tidy" => tidy::run(),
         "deps" => sysdeps::ensure(),
         "audit" => audit::run(rest),
-        "demo" | "bench-report" | "soak" | "sanitize" => Err(format!(
+        "demo" => demo::run(rest),
+        "bench-report" | "soak" | "sanitize" => Err(format!(
             "`cargo xtask {command}` is not implemented yet: it arrives with the issue that delivers it"
         )
         .into()),

@@ -1,0 +1,309 @@
+//! `holdfast einsum FILE.json…`: einsum-benchmark instances run end to end, each in one held
+//! session: operands from `--inputs DIR` (`.npy`, lexicographic order) or generated from
+//! `--seed`; the median time over `--repeat` runs and the session's telemetry are printed, and
+//! `--out` writes the result as `.npy`.
+//!
+//! Invariant: every input is validated (count, dtype, shape) before the session opens, so a bad
+//! input is a one-line error and never a half-run.
+#![allow(clippy::print_stdout, reason = "the report is the program's output")]
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Args;
+use holdfast::{SessionStats, Tensor, TensorRead};
+use serde_json::json;
+
+use super::backend_with_threads;
+use super::error::CliError;
+use super::instance::{Instance, PathChoice};
+use super::measure::median;
+use super::npy;
+use super::progress::Progress;
+use super::rng::SplitMix64;
+use super::table::Table;
+
+/// Options of `holdfast einsum`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct EinsumArgs {
+    /// Instance files in the einsum-benchmark JSON format.
+    #[arg(required = true, value_name = "FILE.json")]
+    pub(crate) files: Vec<PathBuf>,
+    /// Contraction path: the instance's opt_flops or opt_size path, or holdfast's greedy one.
+    #[arg(long, value_enum, default_value_t = PathChoice::OptFlops)]
+    pub(crate) path: PathChoice,
+    /// Thread budget of the engine (default: every CPU the process may use).
+    #[arg(long, value_name = "N")]
+    pub(crate) threads: Option<usize>,
+    /// Runs per instance; the median is reported.
+    #[arg(long, default_value_t = 3, value_name = "R")]
+    pub(crate) repeat: usize,
+    /// Directory of operands, one `.npy` file (float64, C order) per operand, taken in
+    /// lexicographic order of their file names. Without it, operands are random in [0, 1).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) inputs: Option<PathBuf>,
+    /// Seed of the random operands.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// Write the result to this `.npy` file.
+    #[arg(long, value_name = "FILE.npy")]
+    pub(crate) out: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
+}
+
+/// What one instance measured.
+#[derive(Debug)]
+struct Outcome {
+    name: String,
+    operands: usize,
+    out_shape: Vec<usize>,
+    /// Seconds per run, sorted.
+    seconds: Vec<f64>,
+    stats: SessionStats,
+}
+
+/// The operands of `instance`: read from `inputs`, or generated from `seed`.
+fn operands(
+    instance: &Instance,
+    inputs: Option<&Path>,
+    seed: u64,
+) -> Result<Vec<Tensor<f64>>, CliError> {
+    let Some(dir) = inputs else {
+        let mut rng = SplitMix64::new(seed);
+        return instance
+            .shapes
+            .iter()
+            .map(|shape| {
+                let n = shape.iter().product();
+                Ok(Tensor::from_vec(shape.clone(), rng.fill(n))?)
+            })
+            .collect();
+    };
+    let files = npy::read_dir(dir)?;
+    if files.len() != instance.shapes.len() {
+        return Err(CliError::bad_file(
+            dir,
+            format!(
+                "holds {} .npy files but the instance has {} operands",
+                files.len(),
+                instance.shapes.len()
+            ),
+        ));
+    }
+    files
+        .iter()
+        .zip(&instance.shapes)
+        .enumerate()
+        .map(|(i, (file, shape))| {
+            let t = npy::read_f64(file)?;
+            if t.shape() != &shape[..] {
+                return Err(CliError::bad_file(
+                    file,
+                    format!(
+                        "shape {:?} but operand {i} of the instance has shape {shape:?}",
+                        t.shape()
+                    ),
+                ));
+            }
+            Ok(t)
+        })
+        .collect()
+}
+
+/// Runs one instance `repeat` times in one held session.
+fn run_instance(
+    file: &Path,
+    args: &EinsumArgs,
+    backend: &holdfast::CpuBackend,
+    progress: &Progress,
+) -> Result<(Outcome, Tensor<f64>), CliError> {
+    let instance = Instance::load(file)?;
+    let path = instance.path(args.path, file)?;
+    let tensors = operands(&instance, args.inputs.as_deref(), args.seed)?;
+    let reads: Vec<TensorRead<'_, f64>> = tensors.iter().map(Tensor::read).collect();
+    progress.set_message(instance.name.clone());
+
+    let mut session = backend.open_session()?;
+    let mut seconds = Vec::with_capacity(args.repeat);
+    let mut result: Option<Tensor<f64>> = None;
+    for _ in 0..args.repeat {
+        let start = Instant::now();
+        let out = session.with_session(|v| match path {
+            Some(p) => v.einsum_with_path(&instance.spec, &reads, p),
+            None => v.einsum(&instance.spec, &reads),
+        });
+        seconds.push(start.elapsed().as_secs_f64());
+        let out = match out {
+            Ok(out) => out,
+            Err(e) => {
+                drop(session.close());
+                return Err(CliError::bad_file(file, format!("einsum failed: {e}")));
+            }
+        };
+        if let Some(previous) = result.replace(out) {
+            session.with_session(|v| v.recycle(previous));
+        }
+        progress.inc();
+    }
+    let stats = session.close()?;
+    let result = result.ok_or_else(|| CliError::Usage("--repeat must be at least 1".into()))?;
+    seconds.sort_by(f64::total_cmp);
+    let outcome = Outcome {
+        name: instance.name,
+        operands: tensors.len(),
+        out_shape: result.shape().to_vec(),
+        seconds,
+        stats,
+    };
+    Ok((outcome, result))
+}
+
+/// Runs `holdfast einsum`.
+///
+/// # Errors
+///
+/// Bad arguments or input files, an engine or session failure, or an einsum that fails.
+pub(crate) fn run(args: &EinsumArgs) -> Result<(), CliError> {
+    if args.repeat == 0 {
+        return Err(CliError::Usage("--repeat must be at least 1".into()));
+    }
+    if args.files.len() > 1 && (args.inputs.is_some() || args.out.is_some()) {
+        return Err(CliError::Usage("--inputs and --out need exactly one instance file".into()));
+    }
+    let backend = backend_with_threads(args.threads)?;
+    let steps = (args.files.len() * args.repeat) as u64;
+    let progress = Progress::new(steps, "einsum", !args.json && !args.quiet);
+    let mut outcomes = Vec::with_capacity(args.files.len());
+    for file in &args.files {
+        let run = run_instance(file, args, &backend, &progress);
+        let (outcome, result) = match run {
+            Ok(r) => r,
+            Err(e) => {
+                progress.finish();
+                return Err(e);
+            }
+        };
+        if let Some(out) = &args.out {
+            npy::write_f64(out, &result)?;
+        }
+        outcomes.push(outcome);
+    }
+    progress.finish();
+    if args.json {
+        print_json(&backend, args, &outcomes);
+    } else {
+        print_table(&backend, args, &outcomes);
+    }
+    Ok(())
+}
+
+fn ms(seconds: f64) -> String {
+    let ms = seconds * 1e3;
+    if ms >= 100.0 {
+        format!("{ms:.0}")
+    } else if ms >= 1.0 {
+        format!("{ms:.2}")
+    } else {
+        format!("{ms:.4}")
+    }
+}
+
+fn print_table(backend: &holdfast::CpuBackend, args: &EinsumArgs, outcomes: &[Outcome]) {
+    println!(
+        "holdfast einsum: path {}, {} run(s) per instance in one held session, CPUs {}, thread budget {}",
+        args.path.name(),
+        args.repeat,
+        backend.cpus(),
+        backend.threads()
+    );
+    println!();
+    let mut table = Table::new(&["instance", "operands", "output", "median ms", "min ms"]);
+    for o in outcomes {
+        table.row(vec![
+            o.name.clone(),
+            o.operands.to_string(),
+            format!("{:?}", o.out_shape),
+            ms(median(&o.seconds)),
+            ms(o.seconds.first().copied().unwrap_or(0.0)),
+        ]);
+    }
+    print!("{}", table.render());
+    println!();
+    let mut telemetry = Table::new(&[
+        "session telemetry",
+        "ops",
+        "pool installs",
+        "inline runs",
+        "buffer hits",
+        "buffer misses",
+        "retained KiB",
+        "plan hits",
+        "plan misses",
+        "affinity syscalls",
+        "admission wait us",
+    ]);
+    for o in outcomes {
+        let s = &o.stats;
+        telemetry.row(vec![
+            o.name.clone(),
+            s.operations.to_string(),
+            s.pool_installs.to_string(),
+            s.inline_runs.to_string(),
+            s.buffer_hits.to_string(),
+            s.buffer_misses.to_string(),
+            (s.buffer_retained_bytes >> 10).to_string(),
+            s.plan_hits.to_string(),
+            s.plan_misses.to_string(),
+            s.affinity_syscalls.to_string(),
+            s.admission_wait.as_micros().to_string(),
+        ]);
+    }
+    print!("{}", telemetry.render());
+    if let Some(out) = &args.out {
+        println!();
+        println!("result written to {}", out.display());
+    }
+}
+
+fn print_json(backend: &holdfast::CpuBackend, args: &EinsumArgs, outcomes: &[Outcome]) {
+    let instances: Vec<_> = outcomes
+        .iter()
+        .map(|o| {
+            let s = &o.stats;
+            json!({
+                "name": o.name,
+                "operands": o.operands,
+                "output_shape": o.out_shape,
+                "median_seconds": median(&o.seconds),
+                "min_seconds": o.seconds.first(),
+                "seconds": o.seconds,
+                "telemetry": {
+                    "operations": s.operations,
+                    "pool_installs": s.pool_installs,
+                    "inline_runs": s.inline_runs,
+                    "buffer_hits": s.buffer_hits,
+                    "buffer_misses": s.buffer_misses,
+                    "buffer_retained_bytes": s.buffer_retained_bytes,
+                    "plan_hits": s.plan_hits,
+                    "plan_misses": s.plan_misses,
+                    "affinity_syscalls": s.affinity_syscalls,
+                    "admission_wait_seconds": s.admission_wait.as_secs_f64(),
+                },
+            })
+        })
+        .collect();
+    let doc = json!({
+        "path": args.path.name(),
+        "repeat": args.repeat,
+        "cpus": backend.cpus().to_string(),
+        "threads": backend.threads(),
+        "out": args.out.as_ref().map(|p| p.display().to_string()),
+        "instances": instances,
+    });
+    println!("{doc}");
+}

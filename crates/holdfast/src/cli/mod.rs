@@ -1,0 +1,134 @@
+//! The `holdfast` command line: argument parsing (clap), dispatch to one module per subcommand,
+//! and the shared helpers they use.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`demo`] | `holdfast demo` (the default): three ways, one engine, one table |
+//! | [`info`] | `holdfast info`: topology, default domain, thresholds |
+//! | [`einsum`] | `holdfast einsum FILE.json…`: benchmark instances in one held session |
+//! | [`instance`], [`npy`] | the instance JSON format and `.npy` operands |
+//! | [`exec`], [`baseline`], [`workload`], [`measure`] | the measured ways, workloads and timing (reused by `bench`) |
+//! | [`table`], [`progress`], [`rng`], [`error`] | output, progress bars, operand generation, errors |
+//!
+//! Invariant: a failure is reported as exactly one line on standard error (`holdfast: error: …`)
+//! and a non-zero exit code (2 for a usage error, 1 otherwise); nothing panics on bad input, and a
+//! panic that slips through is still reported as one line (the panic hook below).
+#![allow(clippy::print_stderr, reason = "the program reports its errors on standard error")]
+
+mod baseline;
+mod demo;
+mod einsum;
+mod error;
+mod exec;
+mod info;
+mod instance;
+mod measure;
+mod npy;
+mod progress;
+mod rng;
+mod table;
+mod workload;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use holdfast::CpuBackend;
+
+use error::CliError;
+
+/// CPU tensor operations inside sessions that own their admission.
+#[derive(Debug, Parser)]
+#[command(name = "holdfast", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// The subcommands; `demo` runs when none is given.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the built-in workload three ways (held session, scoped entry per operation, naive
+    /// baseline) and compare per-operation cost and results.
+    Demo(demo::DemoArgs),
+    /// Run einsum-benchmark instances (JSON) end to end in one held session.
+    Einsum(einsum::EinsumArgs),
+    /// Describe the topology, the default domain, thread budget and thresholds.
+    Info(info::InfoArgs),
+}
+
+/// Parses the command line, runs the subcommand and maps its outcome to an exit code.
+pub(crate) fn main() -> ExitCode {
+    std::panic::set_hook(Box::new(|info| {
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_owned());
+        let place =
+            info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!("holdfast: internal error: {}{place}", one_line(&message));
+    }));
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e),
+    };
+    let result = match cli.command.unwrap_or_else(|| Command::Demo(demo::DemoArgs::default())) {
+        Command::Demo(args) => demo::run(&args),
+        Command::Einsum(args) => einsum::run(&args),
+        Command::Info(args) => info::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("holdfast: error: {}", one_line(&e.to_string()));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Help and version go to standard output as clap renders them; a real usage error becomes one
+/// line on standard error and exit code 2.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let rendered = e.render().to_string();
+    let text: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+        })
+        .collect();
+    let text = text.join(" ");
+    let text = text.strip_prefix("error: ").unwrap_or(&text);
+    eprintln!("holdfast: error: {text} (see `holdfast --help`)");
+    ExitCode::from(2)
+}
+
+/// `text` with every line break folded into a space.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A backend over every allowed CPU, with `threads` as its budget when given.
+///
+/// # Errors
+///
+/// When the engine cannot be built (for instance a zero or oversubscribing budget).
+fn backend_with_threads(threads: Option<usize>) -> Result<CpuBackend, CliError> {
+    let builder = CpuBackend::builder();
+    let builder = match threads {
+        Some(n) => builder.threads(n),
+        None => builder,
+    };
+    Ok(builder.build()?)
+}
+
+/// Nanoseconds for a table: integral from 100 ns, one decimal below.
+fn fmt_ns(ns: f64) -> String {
+    if ns >= 100.0 { format!("{ns:.0}") } else { format!("{ns:.1}") }
+}
