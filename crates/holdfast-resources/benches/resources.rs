@@ -4,7 +4,8 @@
 //!   buffer, bare and inside a `BufferPoolLoan` (target: difference ≤ 25 ns);
 //! - `plan_cache/*`: a hit for the 4-label pairwise contraction `abc,cd->abd`, key building
 //!   included (target ≤ 30 ns), through `get_ref` (borrowed), `PlanStore::get` (`Arc` clone) and
-//!   with a prebuilt key; key construction alone; and a GEMM analysis hit.
+//!   with a prebuilt key; key construction alone; `hit_4label_recent`, the session's path (the
+//!   most recent plan matched against the spec and operands, no key built); GEMM analysis hits.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a benchmark, not a library")]
 
@@ -137,11 +138,20 @@ fn plan_cache(c: &mut Criterion) {
     c.bench_function("plan_cache/hit_4label_prebuilt_key", |b| {
         b.iter(|| black_box(cache.get_ref(black_box(&key)).is_some()));
     });
+    // The session's path: the most recent plan is checked against the spec and operands
+    // directly, with no key built (the 4-label plan is the most recent entry here).
+    assert!(cache.get_ref(&key).is_some());
+    c.bench_function("plan_cache/hit_4label_recent", |b| {
+        b.iter(|| black_box(cache.get_recent(black_box(spec), black_box(&ops), None).is_some()));
+    });
     let m = Tensor::<f64>::zeros([4, 4]);
     let gemm = &mut r.gemm_analysis_cache;
     gemm.get_or_prepare(m.layout(), m.layout()).expect("valid product");
     c.bench_function("plan_cache/gemm_hit", |b| {
         b.iter(|| black_box(gemm.get(black_box(m.layout()), m.layout()).is_some()));
+    });
+    c.bench_function("plan_cache/gemm_hit_recent", |b| {
+        b.iter(|| black_box(gemm.get_or_prepare(black_box(m.layout()), m.layout()).is_ok()));
     });
     c.bench_function("plan_cache/gemm_key_new_only", |b| {
         b.iter(|| black_box(GemmKey::new(black_box(m.layout()), m.layout())));

@@ -93,6 +93,49 @@ impl<'a> PlanKey<'a> {
         }
     }
 
+    /// True when this key is the key of `spec` on `operands` with `path`, decided without
+    /// building that key: no copy, no hash. A cache uses it to test its most recent entry first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_kernels::einsum::PlanKey;
+    /// use holdfast_tensor::Tensor;
+    ///
+    /// let a = Tensor::<f64>::zeros([2, 3]);
+    /// let key = PlanKey::new("ij->ji", &[a.read()], None).into_owned();
+    /// assert!(key.matches("ij->ji", &[a.read()], None));
+    /// assert!(!key.matches("ij->ij", &[a.read()], None));
+    /// assert!(!key.matches("ij->ji", &[a.read().transpose()], None));
+    /// assert!(!key.matches("ij->ji", &[a.read()], Some(&[])));
+    /// ```
+    pub fn matches<T: Element>(
+        &self,
+        spec: &str,
+        operands: &[TensorRead<'_, T>],
+        path: Option<&[(usize, usize)]>,
+    ) -> bool {
+        if self.dtype != T::DTYPE || *self.spec != *spec || self.path.as_deref() != path {
+            return false;
+        }
+        let mut rest: &[usize] = &self.dims;
+        for op in operands {
+            let r = op.rank();
+            let Some((&rank, tail)) = rest.split_first() else { return false };
+            if rank != r || tail.len() < 2 * r {
+                return false;
+            }
+            let (shape, tail) = tail.split_at(r);
+            let (strides, tail) = tail.split_at(r);
+            let same = |x: &[usize], y: &[usize]| x.iter().zip(y).all(|(a, b)| a == b);
+            if !same(shape, op.shape()) || !same(strides, op.strides()) {
+                return false;
+            }
+            rest = tail;
+        }
+        rest.is_empty()
+    }
+
     /// The precomputed 64-bit fingerprint (what `Hash` writes).
     pub fn fingerprint(&self) -> u64 {
         self.fingerprint

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use holdfast_kernels::einsum::{EinsumPlan, PlanKey, PlanStore};
+use holdfast_tensor::{Element, TensorRead};
 
 use super::lru::Lru;
 use super::{CacheLimits, PlanCacheStats};
@@ -73,6 +74,36 @@ impl IndexedPlanCache {
     #[inline]
     pub fn get_ref(&mut self, key: &PlanKey<'_>) -> Option<&EinsumPlan> {
         let i = self.lru.lookup(key.fingerprint(), |k| k == key)?;
+        Some(self.lru.value(i))
+    }
+
+    /// The plan of `spec` on `operands` with `path` when it is the most recently used entry,
+    /// found without building a key (no copy, no hash); counted as a hit when found, and not
+    /// counted at all otherwise (the caller then looks up by key with [`get_ref`](Self::get_ref)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_kernels::{einsum::einsum_cached, HeapAlloc, Par};
+    /// use holdfast_resources::IndexedPlanCache;
+    /// use holdfast_tensor::Tensor;
+    ///
+    /// let a = Tensor::<f64>::zeros([2, 2]);
+    /// let mut cache = IndexedPlanCache::default();
+    /// assert!(cache.get_recent("ij->ji", &[a.read()], None).is_none());
+    /// einsum_cached("ij->ji", &[a.read()], None, &mut cache, &mut HeapAlloc, Par::Seq)?;
+    /// assert!(cache.get_recent("ij->ji", &[a.read()], None).is_some());
+    /// assert_eq!(cache.stats().hits, 1);
+    /// # Ok::<(), holdfast_kernels::KernelError>(())
+    /// ```
+    #[inline]
+    pub fn get_recent<T: Element>(
+        &mut self,
+        spec: &str,
+        operands: &[TensorRead<'_, T>],
+        path: Option<&[(usize, usize)]>,
+    ) -> Option<&EinsumPlan> {
+        let i = self.lru.lookup_front(|k, _| k.matches(spec, operands, path))?;
         Some(self.lru.value(i))
     }
 

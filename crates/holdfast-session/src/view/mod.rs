@@ -511,13 +511,17 @@ impl CpuExecSession<'_> {
             None
         };
         self.counters.operations += 1;
-        let key = PlanKey::new(spec, operands, path);
         let (loan, routes, entry) = (&mut self.loan, &mut self.counters.routes, self.entry);
         let run = |plan: &EinsumPlan, loan: &mut BufferPoolLoan<'_>, routes: &mut RouteCounters| {
             entry.with_native_parallelism(Family::Contraction, plan.flops(), routes, |par| {
                 plan.execute(operands, loan, par)
             })
         };
+        // The most recent plan first (no key built), then by content key.
+        if let Some(plan) = self.plans.get_recent(spec, operands, path) {
+            return run(plan, loan, routes).map_err(OpError::from);
+        }
+        let key = PlanKey::new(spec, operands, path);
         if let Some(plan) = self.plans.get_ref(&key) {
             return run(plan, loan, routes).map_err(OpError::from);
         }
