@@ -10,7 +10,7 @@
 //! |---|---|
 //! | [`allowlist`] | the allowlist file: model, validation, canonical layout |
 //! | [`sources`] | which files are library code (the module tree from each `lib.rs`) |
-//! | [`cfg`] | which items are test-only |
+//! | [`cfg`](mod@cfg) | which items are test-only |
 //! | [`names`] | `use … as …`, `pub use` and `type` renames |
 //! | [`macros`] | reading macro bodies |
 //! | [`visitor`] | the syn walk: candidate sites and their function keys |
