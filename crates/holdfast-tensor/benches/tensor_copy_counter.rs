@@ -18,6 +18,16 @@ fn copy_counter(c: &mut Criterion) {
         group.bench_function(format!("bare_copy_from_slice/{n}"), |b| {
             b.iter(|| black_box(&mut out[..]).copy_from_slice(black_box(&data[..])));
         });
+        // The same view and slice path as `copy_into`, minus the counter: the fair comparison
+        // (the line above may be compiled to an inline loop instead of a `memcpy` call).
+        group.bench_function(format!("uncounted_view_copy/{n}"), |b| {
+            b.iter(|| {
+                let view = black_box(&t).read();
+                if let Some(src) = view.contiguous_slice() {
+                    black_box(&mut out[..]).copy_from_slice(src);
+                }
+            });
+        });
         group.bench_function(format!("counted_copy_into/{n}"), |b| {
             b.iter(|| black_box(&t).read().copy_into(black_box(&mut out[..])));
         });
