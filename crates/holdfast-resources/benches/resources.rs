@@ -15,7 +15,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use holdfast_kernels::einsum::{PlanKey, PlanStore, einsum_cached};
 use holdfast_kernels::{HeapAlloc, KernelAlloc, Par};
 use holdfast_resources::{EngineResourceCheckout, EngineResourceSlot, EngineResources, GemmKey};
-use holdfast_tensor::{Tensor, TensorRead};
+use holdfast_tensor::Tensor;
 
 fn checkout(c: &mut Criterion) {
     let slot = EngineResourceSlot::new(EngineResources::default());
@@ -55,45 +55,6 @@ fn loan(c: &mut Criterion) {
 /// `SmallVec::extend_from_slice` and hashed in four independent lanes, to measure what the kernels' key construction could cost
 /// (see the issue notes).
 #[inline(never)]
-fn replica_key(spec: &str, ops: &[TensorRead<'_, f64>]) -> (u64, usize, [usize; 32]) {
-    fn mix(h: u64, w: u64) -> u64 {
-        (h.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
-    }
-    let mut dims = [0usize; 32];
-    let mut n = 0;
-    for op in ops {
-        if n + 1 + 2 * op.rank() > dims.len() {
-            break;
-        }
-        dims[n] = op.rank();
-        n += 1;
-        for (&d, &s) in op.shape().iter().zip(op.strides()) {
-            dims[n] = d;
-            dims[n + op.rank()] = s;
-            n += 1;
-        }
-        n += op.rank();
-    }
-    let mut h = mix(0, 1);
-    let bytes = spec.as_bytes();
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        h = mix(h, u64::from_le_bytes(w));
-    }
-    let mut tail = [0u8; 8];
-    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-    h = mix(h, u64::from_le_bytes(tail) ^ ((bytes.len() as u64) << 56));
-    // Four independent lanes: a quarter of the multiply-latency chain.
-    let mut lanes = [h, 1, 2, 3];
-    for (i, &d) in dims[..n].iter().enumerate() {
-        lanes[i % 4] = mix(lanes[i % 4], d as u64);
-    }
-    let h = mix(mix(lanes[0], lanes[1]), mix(lanes[2], lanes[3]));
-    (h, n, dims)
-}
-
 fn plan_cache(c: &mut Criterion) {
     let mut r = EngineResources::default();
     let a = Tensor::<f64>::zeros([2, 3, 4]);
@@ -130,9 +91,6 @@ fn plan_cache(c: &mut Criterion) {
     });
     c.bench_function("plan_cache/plan_key_new_only", |b| {
         b.iter(|| black_box(PlanKey::new(black_box(spec), black_box(&ops), None)));
-    });
-    c.bench_function("plan_cache/plan_key_replica_fixed_array", |b| {
-        b.iter(|| black_box(replica_key(black_box(spec), black_box(&ops)).0));
     });
     let key = PlanKey::new(spec, &ops, None);
     c.bench_function("plan_cache/hit_4label_prebuilt_key", |b| {

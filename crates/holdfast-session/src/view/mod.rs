@@ -118,8 +118,10 @@ type BinaryKernel<T> = fn(
 ) -> Result<Tensor<T>, KernelError>;
 
 /// Rejects foreign-domain or pending inputs (S9), before anything else looks at them.
-fn check_access<T: Element>(operands: &[&TensorRead<'_, T>]) -> Result<(), OpError> {
-    for (operand, t) in operands.iter().enumerate() {
+fn check_access<'v, 'a: 'v, T: Element>(
+    operands: impl IntoIterator<Item = &'v TensorRead<'a, T>>,
+) -> Result<(), OpError> {
+    for (operand, t) in operands.into_iter().enumerate() {
         if !t.domain().is_host() {
             return Err(OpError::ForeignStorage { operand, domain: t.domain() });
         }
@@ -155,7 +157,7 @@ impl CpuExecSession<'_> {
         b: TensorRead<'_, T>,
         kernel: BinaryKernel<T>,
     ) -> Result<Tensor<T>, OpError> {
-        check_access(&[&a, &b])?;
+        check_access([&a, &b])?;
         let size = size_of_op(a.numel().max(b.numel()));
         self.run(Family::Elementwise, size, |loan, par| kernel(a, b, loan, par))
     }
@@ -286,7 +288,7 @@ impl CpuExecSession<'_> {
         a: TensorRead<'_, T>,
         alpha: T,
     ) -> Result<Tensor<T>, OpError> {
-        check_access(&[&a])?;
+        check_access([&a])?;
         let size = size_of_op(a.numel());
         self.run(Family::Elementwise, size, |loan, par| elementwise::scale(a, alpha, loan, par))
     }
@@ -313,7 +315,7 @@ impl CpuExecSession<'_> {
         a: TensorRead<'_, T>,
         axes: &[usize],
     ) -> Result<Tensor<T>, OpError> {
-        check_access(&[&a])?;
+        check_access([&a])?;
         let size = size_of_op(a.numel());
         self.run(Family::Reduce, size, |loan, par| reduce::sum(a, axes, loan, par))
     }
@@ -340,7 +342,7 @@ impl CpuExecSession<'_> {
         a: TensorRead<'_, T>,
         perm: &[usize],
     ) -> Result<Tensor<T>, OpError> {
-        check_access(&[&a])?;
+        check_access([&a])?;
         let size = size_of_op(a.numel());
         self.run(Family::Permute, size, |loan, par| permute::permute(a, perm, loan, par))
     }
@@ -372,7 +374,7 @@ impl CpuExecSession<'_> {
         a: TensorRead<'_, T>,
         b: TensorRead<'_, T>,
     ) -> Result<Tensor<T>, OpError> {
-        check_access(&[&a, &b])?;
+        check_access([&a, &b])?;
         let plan = self.gemm.get_or_prepare(a.layout(), b.layout())?;
         self.counters.operations += 1;
         let loan = &mut self.loan;
@@ -415,7 +417,7 @@ impl CpuExecSession<'_> {
         b: TensorRead<'_, T>,
         out: &mut Tensor<T>,
     ) -> Result<(), OpError> {
-        check_access(&[&a, &b])?;
+        check_access([&a, &b])?;
         if !out.domain().is_host() {
             return Err(OpError::BadOutput("in foreign memory"));
         }
@@ -494,14 +496,7 @@ impl CpuExecSession<'_> {
         operands: &[TensorRead<'_, T>],
         path: Option<&[(usize, usize)]>,
     ) -> Result<Tensor<T>, OpError> {
-        for (operand, t) in operands.iter().enumerate() {
-            if !t.domain().is_host() {
-                return Err(OpError::ForeignStorage { operand, domain: t.domain() });
-            }
-            if !t.readiness().is_ready() {
-                return Err(OpError::PendingStorage { operand });
-            }
-        }
+        check_access(operands)?;
         // An N-ary contraction leases the engine's contraction scratch for its duration, without
         // waiting (R7). A panic during the lease poisons it, and later N-ary calls report
         // `Workspace(Poisoned)` instead of reusing scratch in an unknown state.
