@@ -15,9 +15,12 @@
 #![allow(clippy::print_stdout, reason = "xtask is a command-line program; printing is its output")]
 
 mod audit;
+mod bench_report;
 mod cmd;
 mod demo;
 mod gate;
+mod sanitize;
+mod soak;
 mod sysdeps;
 mod tidy;
 
@@ -36,9 +39,10 @@ commands:
                  [--format json] [--root DIR]
   tidy           repository checks only (layering, module docs)
   deps           install the system packages the workspace links against (hwloc), if missing
-  bench-report   run the benches and write docs/perf/REPORT.md
-  soak           bounded soak test of sessions: --seconds N
-  sanitize       AddressSanitizer / ThreadSanitizer runs (nightly toolchain)
+  bench-report   run the criterion benches and `holdfast bench`, write docs/perf/REPORT.md
+                 [--quick] [--no-instances] [--out FILE]
+  soak           bounded soak test of sessions: [--seconds N] [--threads 2,4,8] [--seed S]
+  sanitize       AddressSanitizer / ThreadSanitizer (nightly) and valgrind: [asan] [tsan] [valgrind]
 ";
 
 fn main() -> ExitCode {
@@ -53,10 +57,9 @@ fn main() -> ExitCode {
         "deps" => sysdeps::ensure(),
         "audit" => audit::run(rest),
         "demo" => demo::run(rest),
-        "bench-report" | "soak" | "sanitize" => Err(format!(
-            "`cargo xtask {command}` is not implemented yet: it arrives with the issue that delivers it"
-        )
-        .into()),
+        "bench-report" => bench_report::run(rest),
+        "soak" => soak::run(rest),
+        "sanitize" => sanitize::run(rest),
         "help" | "-h" | "--help" => {
             print!("{HELP}");
             Ok(())

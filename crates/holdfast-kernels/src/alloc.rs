@@ -80,7 +80,7 @@ pub struct HeapAlloc;
 
 impl KernelAlloc for HeapAlloc {
     fn take<T: Element>(&mut self, len: usize) -> Vec<T> {
-        fresh(len)
+        fresh_buffer(len)
     }
 
     fn give<T: Element>(&mut self, buf: Vec<T>) {
@@ -88,15 +88,24 @@ impl KernelAlloc for HeapAlloc {
     }
 
     fn take_zeroed<T: Element>(&mut self, len: usize) -> Vec<T> {
-        fresh(len)
+        fresh_buffer(len)
     }
 }
 
 /// Buffers at least this large are advised for transparent huge pages (numpy's threshold).
 pub const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 
-/// A fresh zeroed buffer, advised for huge pages when large.
-fn fresh<T: Element>(len: usize) -> Vec<T> {
+/// A fresh zeroed buffer of `len` elements, advised for transparent huge pages when it holds at
+/// least [`HUGE_PAGE_MIN_BYTES`]: what [`HeapAlloc`] hands out, and what a pool allocates on a
+/// miss, so a pooled first run pays no more page faults than a heap one.
+///
+/// # Examples
+///
+/// ```
+/// let v: Vec<f64> = holdfast_kernels::fresh_buffer(1 << 20); // 8 MiB: advised
+/// assert!(v.iter().all(|&x| x == 0.0));
+/// ```
+pub fn fresh_buffer<T: Element>(len: usize) -> Vec<T> {
     let buf = vec![T::ZERO; len];
     if len.saturating_mul(std::mem::size_of::<T>()) >= HUGE_PAGE_MIN_BYTES {
         advise_huge_pages(&buf);

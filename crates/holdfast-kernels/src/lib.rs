@@ -51,7 +51,7 @@ pub mod permute;
 pub mod reduce;
 mod strided;
 
-pub use alloc::{HUGE_PAGE_MIN_BYTES, HeapAlloc, KernelAlloc};
+pub use alloc::{HUGE_PAGE_MIN_BYTES, HeapAlloc, KernelAlloc, fresh_buffer};
 pub use error::KernelError;
 pub use par::{
     CONTRACTION_PAR_MIN_FLOPS, ELEMENTWISE_PAR_MIN_ELEMENTS, Family, GEMM_PAR_MIN_FLOPS,

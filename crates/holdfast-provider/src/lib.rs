@@ -12,6 +12,9 @@
 //!   (`holdfast_kernels::Family`); everything else runs inline on the caller. The pool is never
 //!   installed around the caller's continuation. Every install site is listed in
 //!   `docs/design/provider-routes.md`.
+//! - [`CpuDomain::fan_out_lanes`]: the lane fan-out of a phase lease, the second and last
+//!   install site: one lane per thread of the budget, lane `i` on worker `i` (a broadcast), or
+//!   one lane inline for a one-thread budget.
 //!
 //! # Examples
 //!
@@ -33,6 +36,7 @@
 mod domain;
 mod entry;
 mod error;
+mod lanes;
 
 pub use domain::CpuDomain;
 pub use entry::{CpuOperationEntry, ParallelMode, RouteCounters};

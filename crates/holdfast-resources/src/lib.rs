@@ -10,6 +10,7 @@
 //! | `workspaces` | [`ContractionWorkspaces`] | leased with `try_lock` only; poison is reported, never reused silently (R7) |
 //! | `slot` | [`EngineResourceSlot`], [`EngineResourceCheckout`] | a vacant slot means "checked out"; the box returns exactly once (R2–R4) |
 //! | `management` | statistics, `trim`, cache clears | never waits on a session: `Busy` in bounded time; all or nothing (R5) |
+//! | `fault` (feature `fault-injection`) | test seams: a panic right after a checkout's take or return | a fault fires only when asked, on the asking thread; never during an unwind |
 //!
 //! This crate knows nothing of sessions, admission or affinity (SPEC L1). Nothing on the
 //! per-operation path locks or uses atomics: the pool and caches are plain values used through
@@ -45,6 +46,8 @@
 
 mod cache;
 mod error;
+#[cfg(feature = "fault-injection")]
+pub mod fault;
 mod loan;
 mod management;
 mod pool;
@@ -52,7 +55,9 @@ mod resources;
 mod slot;
 mod workspaces;
 
-pub use cache::{CacheLimits, GemmAnalysisCache, GemmKey, IndexedPlanCache, PlanCacheStats};
+pub use cache::{
+    CacheLimits, GemmAnalysisCache, GemmKey, IndexedPlanCache, PlanCacheStats, PlanRef,
+};
 pub use error::{ManagementError, ResourceKind, WorkspaceError};
 pub use loan::BufferPoolLoan;
 pub use pool::{BufferPool, BufferPoolStats, DEFAULT_RETENTION_LIMIT, ReleasedBuffers};

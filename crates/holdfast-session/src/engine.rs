@@ -24,6 +24,8 @@ pub(crate) struct CpuEngine {
     /// The engine's CPUs as an admission request.
     pub(crate) request: CpuMask,
     pub(crate) resources: EngineResourceSlot,
+    /// The NUMA node the engine was placed on (OS index), when it was built for one.
+    pub(crate) numa_node: Option<usize>,
 }
 
 impl CpuEngine {

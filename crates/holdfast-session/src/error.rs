@@ -3,6 +3,8 @@
 //! - [`SessionEntryError`]: why an entry (held, scoped, shared scope) was not admitted.
 //! - [`CpuHeldSessionError`]: why closing a held session failed (after releasing everything).
 //! - [`OpError`]: why one operation of the view failed.
+//! - [`CpuPhaseError`]: why a phase lease could not be opened.
+//! - [`PhaseRunError`]: why a phase run failed (after every lane was joined).
 //! - [`BuildError`]: why a backend could not be built.
 //!
 //! [`ManagementError`] comes from `holdfast-resources` and is re-exported unchanged.
@@ -207,6 +209,94 @@ pub enum OpError {
     Workspace(#[from] holdfast_resources::WorkspaceError),
 }
 
+/// Why [`CpuHeldSession::phase`](crate::CpuHeldSession::phase) refused to open a phase. The
+/// callback has not run; the session is unchanged.
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_session::{CpuBackend, CpuPhaseError};
+///
+/// let backend = CpuBackend::builder().private_arbiter().build()?;
+/// if let Some(pool) = backend.domain().pool() {
+///     // A session opened on one of the engine's own workers cannot lend that pool.
+///     let refused = pool.install(|| {
+///         let mut session = backend.open_session().unwrap();
+///         matches!(session.phase(|_| ()), Err(CpuPhaseError::PoolWorker { .. }))
+///     });
+///     assert!(refused);
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CpuPhaseError {
+    /// The caller is a worker of the engine's own pool: the lanes need every worker of that pool,
+    /// including the one that would wait for them. Refused before any work.
+    #[error(
+        "a phase cannot be opened from worker {worker} of the engine's own pool: \
+         its lanes need that worker"
+    )]
+    PoolWorker {
+        /// The caller's index in the engine's pool.
+        worker: usize,
+    },
+    /// A lane could not join the session's owner as a reentrant child (poisoned admission state;
+    /// the owner itself is active while the session is borrowed).
+    #[error("phase lane {lane} could not be admitted: {source}")]
+    Admission {
+        /// The lane that could not be admitted.
+        lane: usize,
+        /// Why.
+        #[source]
+        source: SessionEntryError,
+    },
+}
+
+/// Why a [`CpuPhase::run`](crate::CpuPhase::run) failed. Reported only after every lane of the
+/// run has been joined; the phase can run again.
+///
+/// Precedence: a lane panic is resumed (not reported here) before anything else; a session error
+/// (a lane that could not be admitted) outranks lane errors; among lane errors, the first lane to
+/// fail is reported.
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_session::{CpuBackend, PhaseRunError};
+///
+/// let backend = CpuBackend::builder().threads(1).private_arbiter().build()?;
+/// let mut session = backend.open_session()?;
+/// let err = session.phase(|phase| phase.run(|_, _| Err("no work")))?.unwrap_err();
+/// assert!(matches!(err, PhaseRunError::Lane { lane: 0, error: "no work", failed_lanes: 1 }));
+/// assert_eq!(err.to_string(), "phase lane 0 failed: no work (1 lane(s) failed in this run)");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PhaseRunError<E> {
+    /// A lane could not enter the run (its private resources were not available; its body did
+    /// not run).
+    #[error("phase lane {lane} could not enter the run: {source}")]
+    Session {
+        /// The lane that was refused.
+        lane: usize,
+        /// Why.
+        #[source]
+        source: SessionEntryError,
+    },
+    /// A lane's body returned an error.
+    #[error("phase lane {lane} failed: {error} ({failed_lanes} lane(s) failed in this run)")]
+    Lane {
+        /// The lane that failed first.
+        lane: usize,
+        /// Its error.
+        error: E,
+        /// Lanes whose body returned an error in this run (the first one included).
+        failed_lanes: usize,
+    },
+}
+
 /// Why a backend could not be built.
 ///
 /// # Examples
@@ -229,4 +319,13 @@ pub enum BuildError {
     /// The CPU set cannot be expressed as an admission request.
     #[error("CPU set cannot be used as an admission request: {0}")]
     Request(String),
+    /// The NUMA node asked for does not exist, or has none of the CPUs this process may use
+    /// (within the builder's `cpus`, when both are given).
+    #[error("NUMA node {node} has no usable CPUs (nodes with usable CPUs: {available:?})")]
+    NumaNode {
+        /// The node asked for (OS index).
+        node: usize,
+        /// The nodes that have usable CPUs (OS indices).
+        available: Vec<usize>,
+    },
 }

@@ -8,9 +8,14 @@
 //! - [`CpuExecSession`]: the view one callback gets to run operations.
 //! - Scoped entry [`CpuBackend::with_backend_session`] and shared scope
 //!   [`CpuBackend::with_execution_scope`].
+//! - [`CpuPhase`]: a phase lease, opened by [`CpuHeldSession::phase`]: the engine's pool lent to
+//!   an outer scheduler, one [`PhaseLane`] per thread of the budget, each admitted as a reentrant
+//!   child of the session's owner with its own warm resources (SPEC B1).
+//! - Placement: [`CpuBackendBuilder::numa_node`] and [`CpuBackend::per_numa_node`] build engines
+//!   whose pools are bound to one NUMA node's CPUs (SPEC F3).
 //!
 //! See `docs/design/held-session.md` for the ownership graph, release order, lock graph, error
-//! precedence and access rules.
+//! precedence, access rules, the phase lease and NUMA placement.
 //!
 //! # Examples
 //!
@@ -31,13 +36,18 @@ mod backend;
 mod engine;
 mod error;
 mod held;
+mod phase;
 mod scope;
 mod stats;
 mod view;
 
 pub use backend::{CpuBackend, CpuBackendBuilder};
-pub use error::{BuildError, CpuHeldSessionError, OpError, ReentryReason, SessionEntryError};
+pub use error::{
+    BuildError, CpuHeldSessionError, CpuPhaseError, OpError, PhaseRunError, ReentryReason,
+    SessionEntryError,
+};
 pub use held::CpuHeldSession;
+pub use phase::{CpuPhase, LaneStats, PhaseLane};
 pub use scope::{CpuThreadExecution, current_cpu_execution};
 pub use stats::SessionStats;
 pub use view::CpuExecSession;

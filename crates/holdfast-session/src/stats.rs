@@ -47,4 +47,8 @@ pub struct SessionStats {
     pub plan_misses: u64,
     /// Affinity system calls (reads and writes) made by the session's open and close.
     pub affinity_syscalls: u64,
+    /// Runs of the session's phase leases ([`CpuPhase::run`](crate::CpuPhase::run)).
+    pub phase_runs: u64,
+    /// Operations run by phase lanes (not counted in `operations`).
+    pub lane_operations: u64,
 }

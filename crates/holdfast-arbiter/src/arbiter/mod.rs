@@ -313,6 +313,61 @@ impl ResourceArbiter {
         Ok(ArbiterSnapshot { holders, waiters, parked })
     }
 
+    /// Acquisitions of this arbiter's internal mutex so far: every admission, join, release and
+    /// snapshot takes it once. The global arbiter counts those of every engine in the process.
+    ///
+    /// Reading it takes no lock. Measurements use the difference of two readings to prove
+    /// that a path does not touch admission at all.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_arbiter::{fresh_execution_owner, AdmissionMode, CpuMask, ResourceArbiter};
+    ///
+    /// let arbiter = ResourceArbiter::new();
+    /// let before = arbiter.lock_acquisitions();
+    /// let permit = arbiter.acquire(&CpuMask::from_cpus([0])?, fresh_execution_owner().unwrap(), AdmissionMode::Wait)?;
+    /// drop(permit);
+    /// assert_eq!(arbiter.lock_acquisitions() - before, 2, "one to admit, one to release");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn lock_acquisitions(&self) -> u64 {
+        self.core.get().lock_acquisitions()
+    }
+
+    /// Test hook (cargo feature `test-hooks`, off by default): the ticket of `owner`'s active
+    /// reservation, or `None` when `owner` holds none.
+    ///
+    /// Tickets are taken in arrival order (`docs/design/admission.md`), so a stress test that
+    /// logs the ticket of each reservation while it holds it can check FIFO admission from the
+    /// outside: among requests that all conflict, the logged tickets must increase. Takes the
+    /// arbiter's mutex once; no admission path calls it.
+    ///
+    /// # Errors
+    ///
+    /// [`AdmissionError::Poisoned`] when the arbiter state is poisoned.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_arbiter::{fresh_execution_owner, AdmissionMode, CpuMask, ResourceArbiter};
+    ///
+    /// let arbiter = ResourceArbiter::new();
+    /// let cpus = CpuMask::from_cpus([0])?;
+    /// let (first, second) = (fresh_execution_owner().unwrap(), fresh_execution_owner().unwrap());
+    /// let p1 = arbiter.acquire(&cpus, first, AdmissionMode::Wait)?;
+    /// let t1 = arbiter.reservation_ticket(first)?.unwrap();
+    /// drop(p1);
+    /// assert_eq!(arbiter.reservation_ticket(first)?, None);
+    /// let _p2 = arbiter.acquire(&cpus, second, AdmissionMode::Wait)?;
+    /// assert!(arbiter.reservation_ticket(second)?.unwrap() > t1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "test-hooks")]
+    pub fn reservation_ticket(&self, owner: OwnerId) -> Result<Option<u64>, AdmissionError> {
+        self.core.get().reservation_ticket(owner)
+    }
+
     /// Condition-variable broadcasts made by this arbiter so far.
     #[cfg(all(test, not(loom)))]
     pub(crate) fn notifies_for_test(&self) -> usize {

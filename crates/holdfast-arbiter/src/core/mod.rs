@@ -18,7 +18,8 @@
 //!
 //! The mutex orders everything: a permit's release happens-before the admission it enables, so
 //! whatever the previous holder wrote before dropping its permit is visible to the next holder
-//! after its `acquire` returns. No atomics are used outside the mutex.
+//! after its `acquire` returns. The one atomic is a statistics counter of lock acquisitions,
+//! written (load and store, no read-modify-write) only while the mutex is held and read anywhere.
 //!
 //! # Poison
 //!
@@ -52,6 +53,10 @@ pub(crate) enum Wait {
 pub(crate) struct Core {
     state: Mutex<State>,
     wake: Condvar,
+    /// Acquisitions of `state`'s mutex (measurements prove a held session's operations take
+    /// none). Written only while the mutex is held, so a load and a store suffice: no
+    /// read-modify-write.
+    locks: std::sync::atomic::AtomicU64,
     /// Broadcasts made (tests check that a release with no waiter makes none).
     #[cfg(test)]
     notifies: std::sync::atomic::AtomicUsize,
@@ -70,13 +75,27 @@ impl Core {
         Self {
             state: Mutex::new(State::new()),
             wake: Condvar::new(),
+            locks: std::sync::atomic::AtomicU64::new(0),
             #[cfg(test)]
             notifies: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, State>, AdmissionError> {
-        self.state.lock().map_err(|_| AdmissionError::Poisoned)
+        let guard = self.state.lock().map_err(|_| AdmissionError::Poisoned)?;
+        self.count_lock();
+        Ok(guard)
+    }
+
+    /// Counts one acquisition of the state mutex; called only while it is held.
+    fn count_lock(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.locks.store(self.locks.load(Relaxed).wrapping_add(1), Relaxed);
+    }
+
+    /// Acquisitions of the state mutex so far (by admissions, joins, releases and snapshots).
+    pub(crate) fn lock_acquisitions(&self) -> u64 {
+        self.locks.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Admits `request`, waiting as `wait` allows. `may_park` is asked (at most once, under the
@@ -192,6 +211,7 @@ impl Core {
     /// active (false would mean a double release, which the permit's ownership rules out).
     pub(crate) fn release(&self, ticket: Ticket) -> bool {
         let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        self.count_lock();
         let released = state.release(ticket);
         self.grant_and_notify(&mut state);
         released
@@ -204,6 +224,15 @@ impl Core {
             self.notifies.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             self.wake.notify_all();
         }
+    }
+
+    /// The ticket of `owner`'s active reservation (test hook, feature `test-hooks`).
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn reservation_ticket(
+        &self,
+        owner: OwnerId,
+    ) -> Result<Option<Ticket>, AdmissionError> {
+        Ok(self.lock()?.ticket_of(owner))
     }
 
     /// `(holders, waiters, sleepers)`.

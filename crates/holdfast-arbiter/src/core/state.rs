@@ -162,6 +162,12 @@ impl State {
             .min_by_key(|&i| self.active[i].ticket)
     }
 
+    /// The ticket of `owner`'s reservation, if it holds one (test hook, feature `test-hooks`).
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn ticket_of(&self, owner: OwnerId) -> Option<Ticket> {
+        self.oldest_reservation_of(owner).map(|index| self.active[index].ticket)
+    }
+
     /// Drops one permit of reservation `ticket`; returns whether the ticket was active. The
     /// reservation ends with its last permit; the caller then runs [`State::grant`].
     pub(crate) fn release(&mut self, ticket: Ticket) -> bool {

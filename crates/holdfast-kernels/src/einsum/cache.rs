@@ -118,17 +118,24 @@ impl<'a> PlanKey<'a> {
         if self.dtype != T::DTYPE || *self.spec != *spec || self.path.as_deref() != path {
             return false;
         }
+        // `dims` holds, per operand, its rank, shape and strides. One pass, branch-free inside
+        // an operand (this is the session's per-operation plan check).
         let mut rest: &[usize] = &self.dims;
         for op in operands {
-            let r = op.rank();
+            let layout = op.layout();
+            let (shape, strides) = (layout.shape(), layout.strides());
+            let r = shape.len();
             let Some((&rank, tail)) = rest.split_first() else { return false };
-            if rank != r || tail.len() < 2 * r {
+            if rank != r || tail.len() < 2 * r || strides.len() != r {
                 return false;
             }
-            let (shape, tail) = tail.split_at(r);
-            let (strides, tail) = tail.split_at(r);
-            let same = |x: &[usize], y: &[usize]| x.iter().zip(y).all(|(a, b)| a == b);
-            if !same(shape, op.shape()) || !same(strides, op.strides()) {
+            let (want, tail) = tail.split_at(2 * r);
+            let (want_shape, want_strides) = want.split_at(r);
+            let mut diff = 0;
+            for i in 0..r {
+                diff |= (want_shape[i] ^ shape[i]) | (want_strides[i] ^ strides[i]);
+            }
+            if diff != 0 {
                 return false;
             }
             rest = tail;

@@ -7,6 +7,8 @@
 //! - Each pairwise step lowers to (batched) GEMM on strided views, copying an operand only when
 //!   its labels cannot be grouped into matrix axes in place; a step with nothing to contract is
 //!   an elementwise product. Labels that only one operand has and nobody needs are summed first.
+//!   Each intermediate is laid out the way the step that consumes it reads it, and the last step
+//!   writes the output's layout directly when that is cheaper than a final permute.
 //! - [`EinsumPlan`] is the analysis, prepared once per (spec, dtype, shapes, strides, path) and
 //!   executed any number of times; [`einsum_cached`] looks plans up in a caller-supplied
 //!   [`PlanStore`] under a content [`PlanKey`].
@@ -18,6 +20,8 @@
 
 mod cache;
 mod execute;
+mod layout;
+mod lookahead;
 mod parse;
 mod path;
 mod plan;

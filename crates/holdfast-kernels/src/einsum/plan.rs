@@ -8,8 +8,13 @@
 //!   only one operand has them;
 //! - for a step with contracted labels, the label orders that let each operand be seen as a
 //!   `batch × rows × cols` strided matrix without copying; when no order does, the cheapest
-//!   operand copy (a permute into a dense buffer); the result is written dense, or straight into
-//!   the output's layout on the last step when that is possible;
+//!   operand copy (a permute into a dense buffer);
+//! - each result's label order: on the last step the output's, on the others the order in which
+//!   the step that consumes it (found by `lookahead.rs`) reads it without copying (batch labels,
+//!   its own kept labels, the contracted labels). Candidates that write that order directly
+//!   (looping over the labels that do not fit the two matrix axes, copying an operand into the
+//!   order it then needs) compete with the plain dense result, which is charged the copy it will
+//!   cause; the cheapest in elements moved wins;
 //! - for a step with nothing to contract, an elementwise product over the union of labels, read
 //!   in place through broadcast (zero) strides;
 //! - the final reduction or permute into the requested output order, if any.
@@ -19,6 +24,8 @@
 use holdfast_tensor::{DType, Dims, Element, TensorRead};
 use smallvec::SmallVec;
 
+use super::layout::{Choice, Form, Want, dense_len, gemm_ready};
+use super::lookahead::consumers;
 use super::parse::EinsumSpec;
 use super::path::{check_path, greedy_path};
 use crate::KernelError;
@@ -125,27 +132,27 @@ pub struct EinsumPlan {
 /// An operand during planning: labels (unique), dims and strides, and whether it is a dense
 /// intermediate.
 #[derive(Debug, Clone)]
-struct Operand {
-    labels: Vec<u32>,
-    shape: Axes,
-    strides: Axes,
+pub(super) struct Operand {
+    pub(super) labels: Vec<u32>,
+    pub(super) shape: Axes,
+    pub(super) strides: Axes,
 }
 
 impl Operand {
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.shape.iter().product()
     }
 
-    fn pos(&self, l: u32) -> Option<usize> {
+    pub(super) fn pos(&self, l: u32) -> Option<usize> {
         self.labels.iter().position(|&x| x == l)
     }
 
-    fn stride(&self, l: u32) -> usize {
+    pub(super) fn stride(&self, l: u32) -> usize {
         self.pos(l).map_or(0, |p| self.strides[p])
     }
 
     /// `group` ordered by decreasing stride in this operand (ties keep this operand's order).
-    fn order(&self, group: &[u32]) -> Vec<u32> {
+    pub(super) fn order(&self, group: &[u32]) -> Vec<u32> {
         let mut g: Vec<(usize, usize, u32)> =
             group.iter().map(|&l| (self.stride(l), self.pos(l).unwrap_or(0), l)).collect();
         g.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
@@ -153,19 +160,19 @@ impl Operand {
     }
 
     /// The merged (extent, stride) of `group` in this order, if its labels are nested in memory.
-    fn merge(&self, group: &[u32], dims: &[usize]) -> Option<(usize, usize)> {
+    pub(super) fn merge(&self, group: &[u32], dims: &[usize]) -> Option<(usize, usize)> {
         merge_with(group, dims, |l| self.stride(l))
     }
 
     /// A dense operand with `labels` in that order.
-    fn dense(labels: Vec<u32>, dims: &[usize]) -> Operand {
+    pub(super) fn dense(labels: Vec<u32>, dims: &[usize]) -> Operand {
         let shape: Axes = labels.iter().map(|&l| dims[l as usize]).collect();
         let strides = row_major(&shape);
         Operand { labels, shape, strides }
     }
 
     /// The copy that makes this operand dense in `order`.
-    fn copy_to(&self, order: &[u32], dims: &[usize]) -> CopyOp {
+    pub(super) fn copy_to(&self, order: &[u32], dims: &[usize]) -> CopyOp {
         let shape: Axes = order.iter().map(|&l| dims[l as usize]).collect();
         let strides: Axes = order.iter().map(|&l| self.stride(l)).collect();
         CopyOp { len: shape.iter().product(), shape, strides }
@@ -298,23 +305,36 @@ impl EinsumPlan {
         for &l in spec.output() {
             count[l as usize] += 1;
         }
+        let terms: Vec<Vec<u32>> = list.iter().map(|o| o.labels.clone()).collect();
+        let next = consumers(&terms, spec.output(), &path, dims.len());
+        // Operand ids parallel to `list` (inputs `0..n`, the result of step `s` is `n + s`).
+        let mut ids: Vec<usize> = (0..n).collect();
         let mut steps = Vec::with_capacity(path.len());
         let mut flops = 0u64;
         for (s, &(i, j)) in path.iter().enumerate() {
-            let last = s + 1 == path.len();
             let (a, b) = take_pair(&mut list, i, j);
+            let (hi, lo) = if i > j { (i, j) } else { (j, i) };
+            ids.remove(hi);
+            ids.remove(lo);
             for &l in a.labels.iter().chain(&b.labels) {
                 count[l as usize] -= 1;
             }
             let kept = |l: u32| count[l as usize] > 0;
-            let (step, result, step_flops) =
-                plan_step(i, j, a, b, &kept, &dims, last.then(|| spec.output()));
+            let want = match next.get(s).and_then(Option::as_ref) {
+                None => Some(Want::exact(spec.output())),
+                Some(c) => {
+                    let partner = ids.iter().position(|&id| id == c.partner).map(|p| &list[p]);
+                    Want::for_consumer(&a, &b, &kept, c, partner, &dims)
+                }
+            };
+            let (step, result, step_flops) = plan_step(i, j, a, b, &kept, &dims, want.as_ref());
             for &l in &result.labels {
                 count[l as usize] += 1;
             }
             flops = flops.saturating_add(step_flops);
             steps.push(step);
             list.push(result);
+            ids.push(n + s);
         }
         let single_input = n == 1;
         let finish = match list.pop() {
@@ -402,7 +422,7 @@ fn presum(op: Operand, keep: impl Fn(u32) -> bool, dims: &[usize]) -> (Operand, 
     (out, Some(sum))
 }
 
-/// Plans one pairwise step; `output` is `Some` on the last step.
+/// Plans one pairwise step, laying its result out as `want` asks when that pays.
 #[allow(
     clippy::needless_pass_by_value,
     reason = "the operands leave the list here; copies replace them"
@@ -414,7 +434,7 @@ fn plan_step(
     b: Operand,
     kept: &dyn Fn(u32) -> bool,
     dims: &[usize],
-    output: Option<&[u32]>,
+    want: Option<&Want>,
 ) -> (Step, Operand, u64) {
     let in_b = |l: u32| b.labels.contains(&l);
     let in_a = |l: u32| a.labels.contains(&l);
@@ -428,8 +448,8 @@ fn plan_step(
     let n: Vec<u32> = b.labels.iter().copied().filter(|&l| a.pos(l).is_none()).collect();
     if k.is_empty() {
         // Elementwise product over the union of labels.
-        let labels: Vec<u32> = match output {
-            Some(out) => out.to_vec(),
+        let labels: Vec<u32> = match want {
+            Some(w) => w.order.clone(),
             None => {
                 let mut l = a.order(&a.labels);
                 l.extend(b.order(&n));
@@ -452,57 +472,80 @@ fn plan_step(
     // has no unit stride, is copied dense. Pick the candidate with the least traffic: copied
     // elements, each GEMM call as `GEMM_CALL_COST` elements, and the other operand re-read once
     // per loop over one operand's own labels. Copying instead of looping is also a candidate.
-    let mut best: Option<(usize, Form, Form, Vec<u32>)> = None;
+    // With a wanted result order (the output, on the last step), a result in another order
+    // costs one more pass over it, and the candidates that write that order directly compete.
+    let bo = a.order(&batch);
+    let mut best: Option<Choice> = None;
+    let mut offer = |c: Choice| {
+        if best.as_ref().is_none_or(|b| c.cost < b.cost) {
+            best = Some(c);
+        }
+    };
+    let target = want.map(|w| Operand::dense(w.order.clone(), dims));
     for (ko, allow_loops) in
         [(a.order(&k), true), (b.order(&k), true), (a.order(&k), false), (b.order(&k), false)]
     {
         let fa = Form::of(&a, &a.order(&m), &ko, allow_loops, dims);
         let fb = Form::of(&b, &b.order(&n), &ko, allow_loops, dims);
-        let calls: usize =
-            batch.iter().chain(&fa.loops).chain(&fb.loops).map(|&l| dims[l as usize]).product();
-        // Looping over A's own kept labels re-reads (and re-packs) B once per iteration, and
-        // the other way round: count that traffic like a copy.
+        let loops: Vec<u32> = bo.iter().chain(&fa.loops).chain(&fb.loops).copied().collect();
         let reps = |f: &Form| f.loops.iter().map(|&l| dims[l as usize]).product::<usize>();
-        let cost = usize::from(fa.copy) * a.len()
-            + usize::from(fb.copy) * b.len()
-            + calls.saturating_mul(GEMM_CALL_COST)
-            + (reps(&fa) - 1).saturating_mul(b.len())
-            + (reps(&fb) - 1).saturating_mul(a.len());
-        if best.as_ref().is_none_or(|b| cost < b.0) {
-            best = Some((cost, fa, fb, ko));
+        let (reps_a, reps_b) = (reps(&fa), reps(&fb));
+        // The plain dense result, unless the wanted order is needed and can be written.
+        let plain: Vec<u32> = loops.iter().chain(&fa.tail).chain(&fb.tail).copied().collect();
+        let unwanted = want.filter(|w| !w.accepts(&plain, dims));
+        let direct = target
+            .as_ref()
+            .filter(|o| unwanted.is_some() && gemm_ready(o, &[], &fa.tail, &fb.tail, dims));
+        let (result, extra) = match (direct, unwanted) {
+            (Some(o), _) => (o.labels.clone(), 0),
+            (None, Some(_)) => {
+                let len = dense_len(&plain, dims);
+                (plain, len)
+            }
+            (None, None) => (plain, 0),
+        };
+        let a_copy = fa.copy.then(|| bo.iter().chain(&fa.tail).chain(&ko).copied().collect());
+        let b_copy = fb.copy.then(|| bo.iter().chain(&ko).chain(&fb.tail).copied().collect());
+        let mut c = Choice {
+            cost: extra,
+            ko,
+            a_copy,
+            b_copy,
+            loops,
+            a_tail: fa.tail,
+            b_tail: fb.tail,
+            result,
+        };
+        c.cost = c.cost.saturating_add(c.traffic(&a, &b, reps_a, reps_b, dims));
+        offer(c);
+    }
+    if let Some(w) = want {
+        for ko in [a.order(&k), b.order(&k)] {
+            for order in std::iter::once(&w.order).chain(&w.alternatives) {
+                if let Some(c) = Choice::directed(&a, &b, &m, &n, ko.clone(), order, dims) {
+                    offer(c);
+                }
+            }
         }
     }
-    let Some((_, fa, fb, ko)) = best else { unreachable_step() };
-    let bo = a.order(&batch);
-    let (a, a_copy) = if fa.copy {
-        let order: Vec<u32> = bo.iter().chain(&fa.tail).chain(&ko).copied().collect();
-        (Operand::dense(order.clone(), dims), Some(a.copy_to(&order, dims)))
-    } else {
-        (a, None)
+    let Some(ch) = best else { unreachable_step() };
+    let (a, a_copy) = match &ch.a_copy {
+        Some(order) => (Operand::dense(order.clone(), dims), Some(a.copy_to(order, dims))),
+        None => (a, None),
     };
-    let (b, b_copy) = if fb.copy {
-        let order: Vec<u32> = bo.iter().chain(&ko).chain(&fb.tail).copied().collect();
-        (Operand::dense(order.clone(), dims), Some(b.copy_to(&order, dims)))
-    } else {
-        (b, None)
+    let (b, b_copy) = match &ch.b_copy {
+        Some(order) => (Operand::dense(order.clone(), dims), Some(b.copy_to(order, dims))),
+        None => (b, None),
     };
-    // Loop labels: batch, then A's and B's looped kept labels.
-    let loops: Vec<u32> = bo.iter().chain(&fa.loops).chain(&fb.loops).copied().collect();
-    let out_op = output.map(|o| Operand::dense(o.to_vec(), dims));
-    let direct = out_op.as_ref().filter(|o| gemm_ready(o, &[], &fa.tail, &fb.tail, dims));
-    let result = match direct {
-        Some(o) => o.clone(),
-        None => {
-            Operand::dense(loops.iter().chain(&fa.tail).chain(&fb.tail).copied().collect(), dims)
-        }
-    };
+    let Choice { ko, loops, a_tail, b_tail, result, .. } = ch;
+    let result = Operand::dense(result, dims);
     let g = |op: &Operand, group: &[u32]| op.merge(group, dims).unwrap_or((1, 0));
-    let (mm, a_sm) = g(&a, &fa.tail);
+    let (mm, a_sm) = g(&a, &a_tail);
     let (kk, a_sk) = g(&a, &ko);
     let (_, b_sk) = g(&b, &ko);
-    let (nn, b_sn) = g(&b, &fb.tail);
-    let (_, c_sm) = g(&result, &fa.tail);
-    let (_, c_sn) = g(&result, &fb.tail);
+    let (nn, b_sn) = g(&b, &b_tail);
+    let (_, c_sm) = g(&result, &a_tail);
+    let (_, c_sn) = g(&result, &b_tail);
     let loop_shape: Axes = loops.iter().map(|&l| dims[l as usize]).collect();
     let lc: Axes = loops.iter().map(|&l| result.stride(l)).collect();
     let la: Axes = loops.iter().map(|&l| a.stride(l)).collect();
@@ -540,53 +583,9 @@ fn plan_step(
     (step, result, flops)
 }
 
-/// A GEMM call costs about as much as copying this many elements.
-const GEMM_CALL_COST: usize = 64;
-
 /// Never called: the candidate list above is never empty.
 fn unreachable_step() -> ! {
     unreachable!("two candidate orders are always evaluated")
-}
-
-/// How an operand enters a GEMM: loop labels, the matrix-axis tail of its kept labels, and
-/// whether it must be copied dense first.
-#[derive(Debug, Clone)]
-struct Form {
-    loops: Vec<u32>,
-    tail: Vec<u32>,
-    copy: bool,
-}
-
-impl Form {
-    /// `kept` are the operand's own kept labels in its memory order, `k` the contracted labels
-    /// in the chosen order; without `allow_loops` every kept label must be a matrix axis.
-    fn of(op: &Operand, kept: &[u32], k: &[u32], allow_loops: bool, dims: &[usize]) -> Form {
-        let dense = Form { loops: Vec::new(), tail: kept.to_vec(), copy: true };
-        let Some((kx, ks)) = op.merge(k, dims) else {
-            return dense;
-        };
-        // The longest tail of `kept` that is nested in memory.
-        let t =
-            (0..=kept.len()).find(|&t| op.merge(&kept[t..], dims).is_some()).unwrap_or(kept.len());
-        let (rx, rs) = op.merge(&kept[t..], dims).unwrap_or((1, 0));
-        let unit = rx <= 1 || kx <= 1 || rs == 1 || ks == 1;
-        if !unit || (t > 0 && !allow_loops) {
-            return dense;
-        }
-        Form { loops: kept[..t].to_vec(), tail: kept[t..].to_vec(), copy: false }
-    }
-}
-
-/// True when `op` can be seen in place as a batch of `rows × cols` matrices: each group's labels
-/// are nested in memory, and one of the two matrix axes has unit stride (faer, and any GEMM,
-/// is slow on matrices strided along both axes) unless the matrix is a vector.
-fn gemm_ready(op: &Operand, batch: &[u32], rows: &[u32], cols: &[u32], dims: &[usize]) -> bool {
-    let (Some(_), Some((r, rs)), Some((c, cs))) =
-        (op.merge(batch, dims), op.merge(rows, dims), op.merge(cols, dims))
-    else {
-        return false;
-    };
-    r <= 1 || c <= 1 || rs == 1 || cs == 1
 }
 
 fn plan_finish(op: &Operand, output: &[u32], dims: &[usize], borrowed: bool) -> Finish {

@@ -64,3 +64,66 @@ fn keys_differ_by_content() {
     assert_ne!(k, PlanKey::new("ij->j", &[a.read()], Some(&[])));
     assert_ne!(k.fingerprint(), PlanKey::new("ji->j", &[a.read()], None).fingerprint());
 }
+
+/// Dense row-major `[d0, d1, d2]` values `f(i, j, k)`.
+fn cube(d: [usize; 3], f: impl Fn(usize, usize, usize) -> f64) -> Tensor<f64> {
+    let mut v = Vec::with_capacity(d[0] * d[1] * d[2]);
+    for i in 0..d[0] {
+        for j in 0..d[1] {
+            for k in 0..d[2] {
+                v.push(f(i, j, k));
+            }
+        }
+    }
+    Tensor::from_vec(d, v).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn last_step_writes_an_interleaved_output_in_place() {
+    // Rows p, a (from A) and columns q, b (from B) interleave in the output: the GEMM loops
+    // over p and q and writes each (a × b) block straight into the output, with no final copy.
+    let (p, a, k, q, b) = (2, 16, 5, 2, 16);
+    let x = cube([p, a, k], |i, j, l| (i * 7 + j * 3 + l) as f64 * 0.25);
+    let y = cube([k, q, b], |i, j, l| (i * 5 + j * 11 + l) as f64 * 0.5 - 3.0);
+    let plan = EinsumPlan::prepare("pak,kqb->pqab", &[x.read(), y.read()], None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(plan.finish, super::plan::Finish::Move), "{:?}", plan.finish);
+    let out = plan.execute(&[x.read(), y.read()], &mut crate::HeapAlloc, crate::Par::Seq);
+    let out = out.unwrap_or_else(|e| panic!("{e}"));
+    let (xs, ys) = (x.as_slice(), y.as_slice());
+    for ip in 0..p {
+        for iq in 0..q {
+            for ia in 0..a {
+                for ib in 0..b {
+                    let want: f64 =
+                        (0..k).map(|l| xs[(ip * a + ia) * k + l] * ys[(l * q + iq) * b + ib]).sum();
+                    let got = out.as_slice()[((ip * q + iq) * a + ia) * b + ib];
+                    assert!((got - want).abs() <= 1e-12 * want.abs().max(1.0), "{got} {want}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn intermediates_are_laid_out_for_their_consumer() {
+    // The first step's result holds i, a, b, c; the second contracts i and b and keeps a and c,
+    // which a plain (i a | b c) layout would have to permute first.
+    let x = cube([4, 5, 6], |i, j, k| (i + 2 * j + 3 * k) as f64);
+    let y = cube([6, 7, 8], |i, j, k| (i * j + k) as f64);
+    let z = cube([4, 7, 3], |i, j, k| (i + j * k) as f64 - 1.0);
+    let ops = [x.read(), y.read(), z.read()];
+    let plan = EinsumPlan::prepare("iaj,jbc,ibd->acd", &ops, Some(&[(0, 1), (0, 1)]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Only the small third operand may be copied, never the 1120-element intermediate.
+    let copied: Vec<usize> = plan
+        .steps
+        .iter()
+        .filter_map(|s| match &s.core {
+            super::plan::Core::Gemm(g) => Some(g.a_copy.iter().chain(&g.b_copy).map(|c| c.len)),
+            super::plan::Core::Map { .. } => None,
+        })
+        .flatten()
+        .collect();
+    assert!(copied.iter().all(|&len| len <= 84), "{copied:?}");
+}

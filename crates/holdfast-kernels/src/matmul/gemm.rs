@@ -1,19 +1,21 @@
-//! The GEMM engine (private): strided matrix views handed to faer without copying, a plain loop
-//! for tiny products, and the batched driver.
+//! The GEMM engine (private): strided matrix views handed to faer (or, for small products, to
+//! nano-gemm, see [`super::nano`]) without copying, a plain loop for tiny batched items, the
+//! batched driver, and [`SingleGemm`], a single product prepared once.
 //!
 //! # Unsafe
 //!
-//! [`faer_gemm`] is the only function here with `unsafe`: it builds faer views with
+//! `faer_typed` is the only function here with `unsafe`: it builds faer views with
 //! `MatRef::from_raw_parts` / `MatMut::from_raw_parts_mut`, because faer's safe constructors
-//! cannot express arbitrary (or zero) strides. Each block is preceded by a bounds check of every
-//! addressed position against the slice, and the element type is proven to be the faer scalar by
-//! `TypeId`.
+//! cannot express arbitrary (or zero) strides, or runs a nano-gemm plan on the same pointers.
+//! Both are preceded by a bounds check of every addressed position against its slice (the
+//! views' extents), and the element type is proven to be the faer scalar by `TypeId`.
 
 use std::any::TypeId;
 
 use holdfast_tensor::Element;
 use rayon::prelude::*;
 
+use super::nano::{NanoPlan, NanoScalar, NanoShape};
 use crate::{Family, Par};
 
 /// Largest `m·n·k` computed by the plain loop instead of faer (faer's fixed cost dominates
@@ -100,14 +102,25 @@ pub(crate) fn run_batch<T: Element>(
     }
     let small = m * n * k <= SMALL_GEMM_MAX_MACS;
     let par = par.for_size(Family::Gemm, 2 * spec.macs());
+    // Every item has the same dimensions and strides: the faer views (and nano-gemm's plans for
+    // a small product) are made once for the whole batch, only the offsets move.
+    let views = (k > 0 && !small).then(|| {
+        assert!(
+            spec.a.rows == spec.c.rows && spec.b.cols == spec.c.cols && spec.a.cols == spec.b.rows,
+            "GEMM dimensions"
+        );
+        FaerViews { a: View::of(spec.a), b: View::of(spec.b), c: View::of(spec.c) }
+    });
+    let nano = views.as_ref().and_then(|v| {
+        let shape = v.nano_shape()?;
+        (spec.batch > 1).then(|| NanoPlans { f64: NanoPlan::new(shape), f32: NanoPlan::new(shape) })
+    });
     let item = |c: &mut [T], co: usize, i: usize, par: Par| {
         let (ai, bi) = (ao + i * spec.sa, bo + i * spec.sb);
-        if k == 0 {
-            fill_zero(c, co, spec.c);
-        } else if small {
-            loop_gemm(c, co, spec.c, a, ai, spec.a, b, bi, spec.b);
-        } else {
-            faer_gemm(c, co, spec.c, a, ai, spec.a, b, bi, spec.b, par);
+        match &views {
+            Some(views) => views.run(c, co, a, ai, b, bi, par, nano.as_ref()),
+            None if k == 0 => fill_zero(c, co, spec.c),
+            None => loop_gemm(c, co, spec.c, a, ai, spec.a, b, bi, spec.b),
         }
     };
     let span = spec.c.extent();
@@ -177,20 +190,13 @@ fn loop_gemm<T: Element>(
     }
 }
 
-/// A faer scalar we hand views of (`f32`, `f64`).
-trait FaerScalar: faer::traits::ComplexField + Copy + 'static {
-    const ONE: Self;
-}
+/// Largest `m·n·k` sent to nano-gemm's small-product kernels directly (faer's own threshold
+/// for them: faer would make the same choice after its per-call dispatch).
+pub(crate) const NANO_GEMM_MAX_MACS: usize = 16 * 16 * 16;
 
-impl FaerScalar for f32 {
-    const ONE: Self = 1.0;
-}
-
-impl FaerScalar for f64 {
-    const ONE: Self = 1.0;
-}
-
-/// `C = A·B` through faer, on views built from the strides without copying.
+/// `C = A·B` through faer, on views built from the strides without copying (small products
+/// through nano-gemm, a plan chosen per call): one item of [`run_batch`], for the tests.
+#[cfg(test)]
 #[allow(clippy::too_many_arguments, reason = "three strided operands")]
 pub(crate) fn faer_gemm<T: Element>(
     c: &mut [T],
@@ -204,13 +210,9 @@ pub(crate) fn faer_gemm<T: Element>(
     bsp: MatSpec,
     par: Par,
 ) {
-    if TypeId::of::<T>() == TypeId::of::<f64>() {
-        faer_typed::<T, f64>(c, co, cs, a, ao, asp, b, bo, bsp, par);
-    } else if TypeId::of::<T>() == TypeId::of::<f32>() {
-        faer_typed::<T, f32>(c, co, cs, a, ao, asp, b, bo, bsp, par);
-    } else {
-        loop_gemm(c, co, cs, a, ao, asp, b, bo, bsp);
-    }
+    assert!(asp.rows == cs.rows && bsp.cols == cs.cols && asp.cols == bsp.rows, "GEMM dimensions");
+    let views = FaerViews { a: View::of(asp), b: View::of(bsp), c: View::of(cs) };
+    views.run(c, co, a, ao, b, bo, par, None);
 }
 
 /// A stride as faer wants it. Strides of unit dimensions are never used to address anything, so
@@ -225,28 +227,183 @@ fn istride(stride: usize, dim: usize) -> isize {
     }
 }
 
-#[allow(clippy::too_many_arguments, reason = "three strided operands")]
+/// One operand as faer sees it: dimensions, strides as `isize`, and the extent that bounds
+/// every addressed position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct View {
+    rows: usize,
+    cols: usize,
+    rs: isize,
+    cs: isize,
+    /// One past the largest position addressed from offset 0 (0 when empty).
+    extent: usize,
+}
+
+impl View {
+    fn of(m: MatSpec) -> View {
+        View {
+            rows: m.rows,
+            cols: m.cols,
+            rs: istride(m.rs, m.rows),
+            cs: istride(m.cs, m.cols),
+            extent: m.extent(),
+        }
+    }
+}
+
+/// The three views of one product, checked to agree in their dimensions when made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct FaerViews {
+    a: View,
+    b: View,
+    c: View,
+}
+
+/// nano-gemm plans of one small product, for both float types (a prepared plan does not know
+/// the element type it will run with).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct NanoPlans {
+    f64: NanoPlan<f64>,
+    f32: NanoPlan<f32>,
+}
+
+impl FaerViews {
+    /// The normalised nano-gemm shape when the product is small enough for nano-gemm.
+    fn nano_shape(&self) -> Option<NanoShape> {
+        let (m, n, k) = (self.a.rows, self.b.cols, self.a.cols);
+        (m * n * k <= NANO_GEMM_MAX_MACS).then(|| {
+            NanoShape::new(
+                (m, n, k),
+                (self.c.rs, self.c.cs),
+                (self.a.rs, self.a.cs),
+                (self.b.rs, self.b.cs),
+            )
+        })
+    }
+
+    /// Runs `C = A·B` on the slices at the given offsets: through nano-gemm (the prepared
+    /// `nano` plans when given) or faer for `f32` and `f64`, the plain loop for any other
+    /// element type.
+    ///
+    /// # Panics
+    ///
+    /// When an addressed position lies outside its slice (a broken caller invariant).
+    #[allow(clippy::too_many_arguments, reason = "three operands with offsets")]
+    #[inline]
+    fn run<T: Element>(
+        &self,
+        c: &mut [T],
+        co: usize,
+        a: &[T],
+        ao: usize,
+        b: &[T],
+        bo: usize,
+        par: Par,
+        nano: Option<&NanoPlans>,
+    ) {
+        if TypeId::of::<T>() == TypeId::of::<f64>() {
+            faer_typed::<T, f64>(self, c, co, a, ao, b, bo, par, nano.map(|n| &n.f64));
+        } else if TypeId::of::<T>() == TypeId::of::<f32>() {
+            faer_typed::<T, f32>(self, c, co, a, ao, b, bo, par, nano.map(|n| &n.f32));
+        } else {
+            let spec = |v: View| MatSpec {
+                rows: v.rows,
+                cols: v.cols,
+                rs: v.rs.unsigned_abs(),
+                cs: v.cs.unsigned_abs(),
+            };
+            loop_gemm(c, co, spec(self.c), a, ao, spec(self.a), b, bo, spec(self.b));
+        }
+    }
+}
+
+/// A single (unbatched) product prepared once: what [`run_batch`] would decide on every call
+/// (no transpose, something to contract) is decided when the plan is made, the
+/// views' strides and extents are computed then, and so is nano-gemm's plan for a small one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct SingleGemm {
+    views: FaerViews,
+    flops: u64,
+    /// Chosen once for a small product.
+    nano: Option<NanoPlans>,
+}
+
+impl SingleGemm {
+    /// The prepared product, or `None` when `spec` is batched, empty, contracts nothing, or
+    /// wants its output transposed (those go through [`run_batch`]).
+    pub(crate) fn new(spec: &BatchSpec) -> Option<SingleGemm> {
+        let (m, n, k) = (spec.a.rows, spec.b.cols, spec.a.cols);
+        let plain = spec.batch == 1
+            && m > 0
+            && n > 0
+            && k > 0
+            && !(spec.c.cs != 1 && spec.c.rs == 1 && spec.c.rows > 1);
+        plain.then(|| {
+            let views = FaerViews { a: View::of(spec.a), b: View::of(spec.b), c: View::of(spec.c) };
+            let nano = views
+                .nano_shape()
+                .map(|shape| NanoPlans { f64: NanoPlan::new(shape), f32: NanoPlan::new(shape) });
+            SingleGemm { views, flops: 2 * spec.macs(), nano }
+        })
+    }
+
+    /// Runs the product; the same result as [`run_batch`] on the spec it was made from.
+    ///
+    /// # Panics
+    ///
+    /// When an addressed position lies outside its slice (a broken caller invariant).
+    #[allow(clippy::too_many_arguments, reason = "three operands with offsets")]
+    #[inline]
+    pub(crate) fn run<T: Element>(
+        &self,
+        c: &mut [T],
+        co: usize,
+        a: &[T],
+        ao: usize,
+        b: &[T],
+        bo: usize,
+        par: Par,
+    ) {
+        let par = match par {
+            Par::Seq => Par::Seq,
+            par => par.for_size(Family::Gemm, self.flops),
+        };
+        self.views.run(c, co, a, ao, b, bo, par, self.nano.as_ref());
+    }
+}
+
+/// A faer scalar we hand views of (`f32`, `f64`).
+trait FaerScalar: faer::traits::ComplexField + NanoScalar + Copy + 'static {}
+
+impl FaerScalar for f32 {}
+
+impl FaerScalar for f64 {}
+
+#[allow(clippy::too_many_arguments, reason = "three operands with offsets")]
 #[inline]
 fn faer_typed<T: Element, U: FaerScalar>(
+    views: &FaerViews,
     c: &mut [T],
     co: usize,
-    cs: MatSpec,
     a: &[T],
     ao: usize,
-    asp: MatSpec,
     b: &[T],
     bo: usize,
-    bsp: MatSpec,
     par: Par,
+    nano: Option<&NanoPlan<U>>,
 ) {
+    let FaerViews { a: av, b: bv, c: cv } = *views;
     assert!(TypeId::of::<T>() == TypeId::of::<U>(), "faer scalar matches the element type");
-    assert!(asp.rows == cs.rows && bsp.cols == cs.cols && asp.cols == bsp.rows, "GEMM dimensions");
     assert!(
-        co + cs.extent() <= c.len() && ao + asp.extent() <= a.len() && bo + bsp.extent() <= b.len(),
+        co + cv.extent <= c.len() && ao + av.extent <= a.len() && bo + bv.extent <= b.len(),
         "GEMM operands lie inside their slices"
     );
     debug_assert!(
-        cs.rows <= 1 || cs.cols <= 1 || (cs.rs != cs.cs && cs.rs != 0 && cs.cs != 0),
+        av.rows == cv.rows && bv.cols == cv.cols && av.cols == bv.rows,
+        "GEMM dimensions agree"
+    );
+    debug_assert!(
+        cv.rows <= 1 || cv.cols <= 1 || (cv.rs != cv.cs && cv.rs != 0 && cv.cs != 0),
         "C does not alias itself"
     );
     // Offsets of empty operands may equal the slice length; `wrapping_add` keeps the pointer
@@ -254,39 +411,40 @@ fn faer_typed<T: Element, U: FaerScalar>(
     let ap = a.as_ptr().wrapping_add(ao).cast::<U>();
     let bp = b.as_ptr().wrapping_add(bo).cast::<U>();
     let cp = c.as_mut_ptr().wrapping_add(co).cast::<U>();
+    // A prepared plan is used in place (it is too big to copy for free); otherwise one is
+    // chosen now, as nano-gemm's own planless entry would.
+    let chosen;
+    let nano = match nano {
+        Some(plan) => Some(plan),
+        None => {
+            chosen = views.nano_shape().map(NanoPlan::<U>::new);
+            chosen.as_ref()
+        }
+    };
+    if let Some(plan) = nano {
+        // SAFETY: `plan` was made from these three views' dimensions and strides
+        // (`FaerViews::nano_shape`), and, as for the faer views below, `T` is `U`, every
+        // addressed position lies inside its slice (extents checked above), `c` is exclusive
+        // and distinct from `a` and `b`, and C's strides never alias.
+        unsafe { plan.run(cp, ap, bp) };
+        return;
+    }
     // SAFETY:
     // - `T` and `U` are the same type (checked by `TypeId` above), so the casts keep size,
     //   alignment and validity.
     // - Every position addressed by the three views, `off + i·rs + j·cs` for `i < rows`,
-    //   `j < cols`, lies inside its slice (checked by the extent assertion above); the slices are
-    //   initialised.
+    //   `j < cols`, lies inside its slice: each view's `extent` was computed from the same
+    //   dimensions and strides (`View::of`, never modified after) and is checked against the
+    //   slice above; the slices are initialised.
     // - `a` and `b` are shared borrows and `c` is an exclusive borrow of a different slice, so
     //   nothing writes the read views and nothing else accesses the written view while faer runs.
     // - C's strides never map two positions to one address (the callers build C dense or
     //   grouped from a dense layout; checked in debug builds above).
     let (av, bv, cv) = unsafe {
         (
-            faer::MatRef::<U>::from_raw_parts(
-                ap,
-                asp.rows,
-                asp.cols,
-                istride(asp.rs, asp.rows),
-                istride(asp.cs, asp.cols),
-            ),
-            faer::MatRef::<U>::from_raw_parts(
-                bp,
-                bsp.rows,
-                bsp.cols,
-                istride(bsp.rs, bsp.rows),
-                istride(bsp.cs, bsp.cols),
-            ),
-            faer::MatMut::<U>::from_raw_parts_mut(
-                cp,
-                cs.rows,
-                cs.cols,
-                istride(cs.rs, cs.rows),
-                istride(cs.cs, cs.cols),
-            ),
+            faer::MatRef::<U>::from_raw_parts(ap, av.rows, av.cols, av.rs, av.cs),
+            faer::MatRef::<U>::from_raw_parts(bp, bv.rows, bv.cols, bv.rs, bv.cs),
+            faer::MatMut::<U>::from_raw_parts_mut(cp, cv.rows, cv.cols, cv.rs, cv.cs),
         )
     };
     faer::linalg::matmul::matmul(cv, faer::Accum::Replace, av, bv, U::ONE, par.to_faer());

@@ -9,9 +9,11 @@
 //!
 //! # Unsafe
 //!
-//! `gemm::faer_gemm` builds faer views from raw parts (see that module).
+//! `gemm::faer_typed` builds faer views from raw parts or runs a nano-gemm plan on them (see
+//! that module); `nano` declares nano-gemm plans `Send` and `Sync` (see that module).
 
 pub(crate) mod gemm;
+mod nano;
 #[cfg(test)]
 mod tests;
 
@@ -19,7 +21,7 @@ use holdfast_tensor::{Dims, Element, Layout, Tensor, TensorRead};
 use smallvec::SmallVec;
 
 use crate::{KernelAlloc, KernelError, Par};
-use gemm::{BatchSpec, MatSpec, run_batch};
+use gemm::{BatchSpec, MatSpec, SingleGemm, run_batch};
 
 /// A validated matrix product: operand shapes and strides, and how faer will see them.
 ///
@@ -41,12 +43,19 @@ use gemm::{BatchSpec, MatSpec, run_batch};
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct MatmulPlan {
-    a_shape: Dims,
-    a_strides: Dims,
-    b_shape: Dims,
-    b_strides: Dims,
-    out_shape: Dims,
+    a_shape: Axes3,
+    a_strides: Axes3,
+    b_shape: Axes3,
+    b_strides: Axes3,
+    out_shape: Axes3,
+    /// The dense row-major strides of the output.
+    out_strides: Axes3,
+    /// The output's dense layout and element count, for [`execute`](Self::execute).
+    out_layout: Layout,
+    out_len: usize,
     spec: BatchSpec,
+    /// The product prepared for faer when it is a plain single product (most are).
+    single: Option<SingleGemm>,
 }
 
 impl MatmulPlan {
@@ -59,19 +68,28 @@ impl MatmulPlan {
     /// and (3-D) the batch dimensions agree.
     pub fn new(a: &Layout, b: &Layout) -> Result<Self, KernelError> {
         let (spec, out_shape) = spec_of(a, b)?;
+        // `spec_of` checked the element count, so the layout exists.
+        let out_layout = Layout::contiguous(&out_shape)
+            .map_err(|_| KernelError::SizeOverflow { shape: out_shape.to_vec() })?;
+        let out_strides = Axes3::of(out_layout.strides());
+        let out_len = out_layout.numel();
         Ok(MatmulPlan {
-            a_shape: SmallVec::from_slice(a.shape()),
-            a_strides: SmallVec::from_slice(a.strides()),
-            b_shape: SmallVec::from_slice(b.shape()),
-            b_strides: SmallVec::from_slice(b.strides()),
-            out_shape,
+            a_shape: Axes3::of(a.shape()),
+            a_strides: Axes3::of(a.strides()),
+            b_shape: Axes3::of(b.shape()),
+            b_strides: Axes3::of(b.strides()),
+            out_shape: Axes3::of(&out_shape),
+            out_strides,
+            out_layout,
+            out_len,
+            single: SingleGemm::new(&spec),
             spec,
         })
     }
 
     /// The result's shape: `[m, n]` or `[batch, m, n]`.
     pub fn out_shape(&self) -> &[usize] {
-        &self.out_shape
+        self.out_shape.as_slice()
     }
 
     /// Floating-point operations of one execution (`2·batch·m·n·k`).
@@ -94,24 +112,23 @@ impl MatmulPlan {
         out: &mut Tensor<T>,
         par: Par,
     ) -> Result<(), KernelError> {
-        if !same(a.shape(), &self.a_shape) || !same(a.strides(), &self.a_strides) {
+        if !self.a_shape.is(a.shape()) || !self.a_strides.is(a.strides()) {
             return Err(KernelError::PlanMismatch { reason: "left operand layout" });
         }
-        if !same(b.shape(), &self.b_shape) || !same(b.strides(), &self.b_strides) {
+        if !self.b_shape.is(b.shape()) || !self.b_strides.is(b.strides()) {
             return Err(KernelError::PlanMismatch { reason: "right operand layout" });
         }
-        check_out(out, &self.out_shape)?;
+        // A dense output of the right shape has exactly the plan's strides, unless it has unit
+        // axes; only then is the general check needed.
+        if !self.out_shape.is(out.shape()) || !self.out_strides.is(out.strides()) {
+            check_out(out, self.out_shape.as_slice())?;
+        }
         let co = out.offset();
-        run_batch(
-            &self.spec,
-            out.as_mut_slice(),
-            co,
-            a.storage(),
-            a.offset(),
-            b.storage(),
-            b.offset(),
-            par,
-        );
+        let (a_data, ao, b_data, bo) = (a.storage(), a.offset(), b.storage(), b.offset());
+        match &self.single {
+            Some(single) => single.run(out.as_mut_slice(), co, a_data, ao, b_data, bo, par),
+            None => run_batch(&self.spec, out.as_mut_slice(), co, a_data, ao, b_data, bo, par),
+        }
         Ok(())
     }
 
@@ -133,10 +150,10 @@ impl MatmulPlan {
     /// ```
     #[inline]
     pub fn matches(&self, a: &Layout, b: &Layout) -> bool {
-        same(a.shape(), &self.a_shape)
-            && same(a.strides(), &self.a_strides)
-            && same(b.shape(), &self.b_shape)
-            && same(b.strides(), &self.b_strides)
+        self.a_shape.is(a.shape())
+            && self.a_strides.is(a.strides())
+            && self.b_shape.is(b.shape())
+            && self.b_strides.is(b.strides())
     }
 
     /// `a·b` in a new dense tensor whose buffer comes from `alloc`.
@@ -151,18 +168,42 @@ impl MatmulPlan {
         alloc: &mut A,
         par: Par,
     ) -> Result<Tensor<T>, KernelError> {
-        let len = self.out_shape.iter().product();
-        let mut out = Tensor::from_shape_vec(&self.out_shape, alloc.take::<T>(len))?;
+        let mut out = Tensor::from_layout(alloc.take::<T>(self.out_len), self.out_layout.clone())?;
         self.execute_into(a, b, &mut out, par)?;
         Ok(out)
     }
 }
 
-/// Slice equality for the 2–3 axes of a matrix operand: an inline loop, where `==` on `[usize]`
-/// would call `memcmp` (several times the cost at this length).
-#[inline]
-fn same(x: &[usize], y: &[usize]) -> bool {
-    x.len() == y.len() && x.iter().zip(y).all(|(a, b)| a == b)
+/// The 2 or 3 axes of a matrix operand, stored inline, compared without `memcmp` or a loop
+/// (either costs several times an unrolled comparison at this length).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+struct Axes3 {
+    len: usize,
+    v: [usize; 3],
+}
+
+impl Axes3 {
+    /// `x` (2 or 3 values: `spec_of` admits nothing else).
+    fn of(x: &[usize]) -> Axes3 {
+        let mut v = [0; 3];
+        let len = x.len().min(3);
+        v[..len].copy_from_slice(&x[..len]);
+        Axes3 { len, v }
+    }
+
+    fn as_slice(&self) -> &[usize] {
+        &self.v[..self.len.min(3)]
+    }
+
+    /// True when `x` holds exactly these values.
+    #[inline]
+    fn is(&self, x: &[usize]) -> bool {
+        match (x, self.len) {
+            ([x0, x1], 2) => *x0 == self.v[0] && *x1 == self.v[1],
+            ([x0, x1, x2], 3) => *x0 == self.v[0] && *x1 == self.v[1] && *x2 == self.v[2],
+            _ => false,
+        }
+    }
 }
 
 /// Validates a product and returns how faer sees it, and the result's shape.

@@ -58,7 +58,7 @@ impl KernelAlloc for PoolAlloc {
             }
             None => {
                 self.misses += 1;
-                vec![T::ZERO; len]
+                holdfast_kernels::fresh_buffer(len)
             }
         }
     }

@@ -1,10 +1,11 @@
-//! [`CpuOperationEntry`]: the per-operation context value, and the single pool-install site.
+//! [`CpuOperationEntry`]: the per-operation context value, and the operation pool-install site.
 //!
 //! An entry is `Copy` and owns nothing: it borrows the domain and carries the [`ParallelMode`], so
 //! making one per operation costs two words and has nothing to retire (P4).
 //!
 //! [`CpuOperationEntry::with_native_parallelism`] is the only place in the workspace that installs
-//! an engine's pool (P2). It installs it around exactly one lower-library call, and only when
+//! an engine's pool around an operation (P2); the other install site is the lane fan-out of a
+//! phase lease ([`CpuDomain::fan_out_lanes`](crate::CpuDomain::fan_out_lanes)). It installs it around exactly one lower-library call, and only when
 //! [`CpuOperationEntry::par_for`] says the operation fans out: inner mode, a budget above one, a
 //! pool, and a size at or above the family's threshold (B5). Everything else runs inline on the
 //! caller's thread, so a small operation on a multi-thread engine never pays for an install. The
@@ -159,7 +160,7 @@ impl<'d> CpuOperationEntry<'d> {
                     f(par)
                 } else {
                     routes.installs += 1;
-                    // The one install site of the workspace (docs/design/provider-routes.md).
+                    // The operation install site (docs/design/provider-routes.md).
                     pool.install(|| f(par))
                 }
             }

@@ -5,8 +5,8 @@
 //! equality compares the full content. Matrix products take operands of rank 2 or 3, so a key
 //! is a fixed array (no allocation).
 
-use std::borrow::Cow;
 use std::mem;
+use std::ops::Deref;
 
 use holdfast_kernels::KernelError;
 use holdfast_kernels::matmul::MatmulPlan;
@@ -14,6 +14,43 @@ use holdfast_tensor::Layout;
 
 use super::lru::Lru;
 use super::{CacheLimits, PlanCacheStats};
+
+/// A plan from [`GemmAnalysisCache::get_or_prepare`]: the cached entry, or a fresh plan the
+/// cache could not keep (larger than its byte bound). Two words either way: a prepared plan is
+/// several hundred bytes, and returning it inline would copy it on every hit.
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_resources::{GemmAnalysisCache, PlanRef};
+/// use holdfast_tensor::Tensor;
+///
+/// let a = Tensor::<f64>::zeros([2, 2]);
+/// let mut cache = GemmAnalysisCache::default();
+/// let plan = cache.get_or_prepare(a.layout(), a.layout())?;
+/// assert!(matches!(plan, PlanRef::Cached(_)));
+/// assert_eq!(plan.out_shape(), &[2, 2]);
+/// # Ok::<(), holdfast_kernels::KernelError>(())
+/// ```
+#[derive(Debug)]
+pub enum PlanRef<'a> {
+    /// The cache's entry.
+    Cached(&'a MatmulPlan),
+    /// A plan prepared for this call only.
+    Fresh(Box<MatmulPlan>),
+}
+
+impl Deref for PlanRef<'_> {
+    type Target = MatmulPlan;
+
+    #[inline]
+    fn deref(&self) -> &MatmulPlan {
+        match self {
+            PlanRef::Cached(plan) => plan,
+            PlanRef::Fresh(plan) => plan,
+        }
+    }
+}
 
 /// Per-entry bookkeeping counted against the byte bound (links and index slot).
 const ENTRY_OVERHEAD: usize = 48;
@@ -168,19 +205,15 @@ impl GemmAnalysisCache {
     /// # Examples
     ///
     /// See [`GemmAnalysisCache`].
-    pub fn get_or_prepare(
-        &mut self,
-        a: &Layout,
-        b: &Layout,
-    ) -> Result<Cow<'_, MatmulPlan>, KernelError> {
+    pub fn get_or_prepare(&mut self, a: &Layout, b: &Layout) -> Result<PlanRef<'_>, KernelError> {
         // A session that repeats one product (the common case) hits the most recent entry: the
         // plan's own layouts are compared, with no key built and nothing hashed.
         if let Some(i) = self.lru.lookup_front(|_, plan| plan.matches(a, b)) {
-            return Ok(Cow::Borrowed(self.lru.value(i)));
+            return Ok(PlanRef::Cached(self.lru.value(i)));
         }
         let Some(key) = GemmKey::new(a, b) else {
             // No product exists for these ranks: `MatmulPlan::new` reports why.
-            return MatmulPlan::new(a, b).map(Cow::Owned);
+            return MatmulPlan::new(a, b).map(|p| PlanRef::Fresh(Box::new(p)));
         };
         let fingerprint = key.fingerprint;
         let i = match self.lru.lookup(fingerprint, |k| *k == key) {
@@ -190,11 +223,11 @@ impl GemmAnalysisCache {
                 let bytes = mem::size_of::<(GemmKey, MatmulPlan)>() + ENTRY_OVERHEAD;
                 match self.lru.insert(fingerprint, key, plan, bytes, |x, y| x == y) {
                     Ok(i) => i,
-                    Err((_, plan)) => return Ok(Cow::Owned(plan)),
+                    Err((_, plan)) => return Ok(PlanRef::Fresh(Box::new(plan))),
                 }
             }
         };
-        Ok(Cow::Borrowed(self.lru.value(i)))
+        Ok(PlanRef::Cached(self.lru.value(i)))
     }
 
     /// The statistics so far.

@@ -18,7 +18,7 @@ mod lru;
 #[cfg(test)]
 mod tests;
 
-pub use gemm::{GemmAnalysisCache, GemmKey};
+pub use gemm::{GemmAnalysisCache, GemmKey, PlanRef};
 pub use indexed::IndexedPlanCache;
 
 /// Bounds of a plan cache: at most `max_entries` entries and `max_bytes` approximate bytes

@@ -207,13 +207,13 @@ fn gemm_cache_hits_errors_and_rejection() {
     assert!(cache.get_or_prepare(a.layout(), bad.layout()).is_err());
     assert_eq!(cache.len(), 0, "errors are not stored");
     let plan = cache.get_or_prepare(a.layout(), a.layout()).unwrap();
-    assert!(matches!(plan, std::borrow::Cow::Borrowed(_)));
+    assert!(matches!(plan, crate::PlanRef::Cached(_)));
     assert!(cache.get(a.layout(), a.layout()).is_some());
     let t = a.read().transpose();
     assert!(cache.get(t.layout(), a.layout()).is_none(), "strides are part of the key");
     let mut tiny = GemmAnalysisCache::new(CacheLimits::new(4, 8));
     let owned = tiny.get_or_prepare(a.layout(), a.layout()).unwrap();
-    assert!(matches!(owned, std::borrow::Cow::Owned(_)));
+    assert!(matches!(owned, crate::PlanRef::Fresh(_)));
     assert_eq!(owned.out_shape(), &[2, 2]);
     assert_eq!(tiny.stats().rejected, 1);
 }

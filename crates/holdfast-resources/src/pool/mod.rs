@@ -357,7 +357,9 @@ impl BufferPool {
             return (buf, true);
         }
         self.misses += 1;
-        (vec![T::ZERO; len], false)
+        // As `HeapAlloc` does: a large fresh buffer is advised for huge pages, so a cold pooled
+        // output pays no more page faults than a heap one.
+        (holdfast_kernels::fresh_buffer(len), false)
     }
 
     /// Retains `buf` if the limit allows (evicting smaller buffers first), else drops it.

@@ -11,7 +11,9 @@
 //!   the slot is already checked out; it never waits for the resources to come back.
 //! - Dropping the checkout (on success, on an error path or during unwinding) locks the slot
 //!   again and moves the box back, exactly once: the box lives in an `Option` that `Drop`
-//!   empties. `Drop` never panics.
+//!   empties. `Drop` never panics (the only exception is the test seam of the
+//!   `fault-injection` feature, which panics *after* the box is back and never during an
+//!   unwind).
 //! - Checkout and return **recover** a poisoned slot mutex (the slot's state is a plain enum
 //!   that every critical section leaves consistent); management **reports** poison
 //!   ([`ManagementError::Poisoned`](crate::ManagementError::Poisoned)) until
@@ -277,7 +279,10 @@ impl<'a> EngineResourceCheckout<'a> {
     #[inline]
     pub fn take(slot: &'a EngineResourceSlot) -> Option<Self> {
         let resources = slot.take_box()?;
-        Some(EngineResourceCheckout { slot, resources: Some(resources) })
+        let checkout = EngineResourceCheckout { slot, resources: Some(resources) };
+        #[cfg(feature = "fault-injection")]
+        crate::fault::after_take();
+        Some(checkout)
     }
 
     /// The slot the resources go back to.
@@ -318,6 +323,8 @@ impl Drop for EngineResourceCheckout<'_> {
     fn drop(&mut self) {
         if let Some(resources) = self.resources.take() {
             self.slot.return_box(resources);
+            #[cfg(feature = "fault-injection")]
+            crate::fault::after_return();
         }
     }
 }

@@ -12,8 +12,9 @@ use holdfast_arbiter::{
     fresh_execution_owner, has_active_execution,
 };
 use holdfast_provider::{CpuOperationEntry, ParallelMode};
-use holdfast_resources::EngineResourceCheckout;
+use holdfast_resources::{EngineResourceCheckout, EngineResourceSlot, EngineResources};
 
+use crate::engine::CpuEngine;
 use crate::error::ReentryReason;
 use crate::held::OpenedAdmission;
 use crate::scope::{ScopeFrame, enter_scope, open_scope, scope_is_open};
@@ -253,24 +254,19 @@ impl CpuBackend {
     fn run_child<R>(
         &self,
         owner: OwnerId,
-        resources: &holdfast_resources::EngineResourceSlot,
+        resources: &EngineResourceSlot,
         f: impl FnOnce(&mut CpuExecSession<'_>) -> R,
     ) -> Result<R, SessionEntryError> {
-        let engine = &*self.engine;
-        let permit = engine.arbiter.join(owner)?;
-        let owner_guard = ExecutionOwnerGuard::enter(owner);
-        let Some(mut checkout) = EngineResourceCheckout::take(resources) else {
-            return Err(SessionEntryError::Contended { holder: None, waiters_ahead: 0 });
-        };
+        // Joins the parent's reservation: never waits; `OwnerGone` once the parent has ended.
+        let permit = self.engine.arbiter.join(owner)?;
         let mut counters = OpCounters::default();
-        // A child runs inside its parent's operation: it never installs the pool itself.
-        let entry = CpuOperationEntry::new(&engine.domain, ParallelMode::Serial);
-        let origin = ViewOrigin { engine: &self.engine, owner };
-        let value = with_operation_session(&mut checkout, entry, &mut counters, origin, f);
-        drop(checkout);
-        drop(owner_guard);
+        let value = run_as_child(&self.engine, &permit, resources, |checked_out, origin| {
+            // A child runs inside its parent's operation: it never installs the pool itself.
+            let entry = CpuOperationEntry::new(&origin.engine.domain, ParallelMode::Serial);
+            with_operation_session(checked_out, entry, &mut counters, origin, f)
+        });
         drop(permit);
-        Ok(value)
+        value
     }
 
     /// Holds one admission of this engine for every scoped entry inside `f` (a shared scope).
@@ -326,6 +322,35 @@ impl CpuBackend {
             enter_scope(ScopeFrame { engine: engine.id(), owner, permit: Arc::new(permit) });
         Ok(f())
     }
+}
+
+/// Runs `f` as an admitted reentrant child (A6), shared by the child arm of
+/// [`CpuBackend::with_backend_session`] and the lanes of a phase lease (`crate::phase`): marks
+/// this thread with the admission's owner, checks the child's private `resources` out, runs `f`
+/// on them, and releases in the reverse order — resources, then marker — on return and on unwind
+/// alike. `admission` is the child's joined permit (`arbiter.join(owner)`, never a wait), taken by
+/// the caller and released after this returns. No affinity change: a child runs where its parent
+/// (or the pool worker) already runs.
+///
+/// # Errors
+///
+/// [`SessionEntryError::Contended`] when the private resources are checked out by another entry
+/// (never a wait); `f` has not run.
+pub(crate) fn run_as_child<R>(
+    engine: &Arc<CpuEngine>,
+    admission: &ResourcePermit,
+    resources: &EngineResourceSlot,
+    f: impl FnOnce(&mut EngineResources, ViewOrigin<'_>) -> R,
+) -> Result<R, SessionEntryError> {
+    let owner = admission.owner();
+    let owner_guard = ExecutionOwnerGuard::enter(owner);
+    let Some(mut checkout) = EngineResourceCheckout::take(resources) else {
+        return Err(SessionEntryError::Contended { holder: None, waiters_ahead: 0 });
+    };
+    let value = f(&mut checkout, ViewOrigin { engine, owner });
+    drop(checkout);
+    drop(owner_guard);
+    Ok(value)
 }
 
 fn reentered(cause: ReentryReason) -> SessionEntryError {

@@ -148,4 +148,29 @@ impl CpuBackend {
     pub fn resource_returns(&self) -> u64 {
         self.engine.resources.counters().returns
     }
+
+    /// Times the engine's admission arbiter took its internal lock (admissions, joins,
+    /// releases). With the process-wide arbiter (the default) this counts every engine's; a
+    /// backend built with [`private_arbiter`](crate::CpuBackendBuilder::private_arbiter) counts
+    /// its own. Measurements use it to prove a held session's operations never touch admission.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).private_arbiter().build()?;
+    /// let a = Tensor::<f64>::from_vec([2], vec![1.0, 2.0])?;
+    /// let mut session = backend.open_session()?;
+    /// let before = backend.arbiter_lock_acquisitions();
+    /// for _ in 0..100 {
+    ///     session.with_session(|v| v.add(a.read(), a.read()))?;
+    /// }
+    /// assert_eq!(backend.arbiter_lock_acquisitions(), before, "operations take no admission lock");
+    /// session.close()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn arbiter_lock_acquisitions(&self) -> u64 {
+        self.engine.arbiter.lock_acquisitions()
+    }
 }

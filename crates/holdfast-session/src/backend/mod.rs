@@ -13,12 +13,14 @@
 mod builder;
 mod entry;
 mod management;
+mod placement;
 #[cfg(test)]
 mod tests;
 
 use std::sync::Arc;
 
 pub use builder::CpuBackendBuilder;
+pub(crate) use entry::run_as_child;
 use holdfast_arbiter::OwnerId;
 use holdfast_resources::{EngineResourceSlot, EngineResources};
 
@@ -105,6 +107,21 @@ impl CpuBackend {
     /// The engine's CPUs.
     pub fn cpus(&self) -> &holdfast_affinity::CpuSet {
         self.engine.domain.cpus()
+    }
+
+    /// The engine's CPU domain: its CPUs, thread budget and worker pool.
+    ///
+    /// For baselines and measurements that want to run work on the engine's own workers without a
+    /// session (the `holdfast` demo's naive baseline does). Installing work on the pool this way
+    /// bypasses admission: it is not a session entry.
+    pub fn domain(&self) -> &holdfast_provider::CpuDomain {
+        &self.engine.domain
+    }
+
+    /// The NUMA node this engine was placed on (OS index), for an engine built with
+    /// [`CpuBackendBuilder::numa_node`] or [`CpuBackend::per_numa_node`]; `None` otherwise.
+    pub fn numa_node(&self) -> Option<usize> {
+        self.engine.numa_node
     }
 
     /// The engine's parallel mode.

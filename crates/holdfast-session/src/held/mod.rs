@@ -11,9 +11,11 @@
 //! 4. `permit` — the admission is released, waking queued openers.
 //!
 //! Resources go back before the admission is released, so an opener woken by step 4 always finds
-//! the slot `Ready`. [`CpuHeldSession::close`] destructures the same fields and drops them in the
-//! same order, so the explicit and the implicit paths cannot diverge; it only adds the report of a
-//! failed restore.
+//! the slot `Ready`. The last field, `lanes`, holds the private resources of the session's phase
+//! lanes (built at its first [`CpuHeldSession::phase`]); they are not the engine's, so they are
+//! freed after the admission is released and a queued opener does not wait for that.
+//! [`CpuHeldSession::close`] destructures the same fields and drops them in the same order, so the
+//! explicit and the implicit paths cannot diverge; it only adds the report of a failed restore.
 //!
 //! # The operation path
 //!
@@ -33,8 +35,11 @@ use holdfast_arbiter::{ExecutionOwnerGuard, ResourcePermit};
 use holdfast_provider::CpuOperationEntry;
 use holdfast_resources::{BufferPoolStats, EngineResourceCheckout, PlanCacheStats};
 
+use crate::phase::{LaneSet, PhaseTotals, lease};
 use crate::view::{OpCounters, ViewOrigin, with_operation_session};
-use crate::{CpuBackend, CpuExecSession, CpuHeldSessionError, SessionStats};
+use crate::{
+    CpuBackend, CpuExecSession, CpuHeldSessionError, CpuPhase, CpuPhaseError, SessionStats,
+};
 
 /// A held CPU session: many operations for one admission (SPEC §6).
 ///
@@ -81,6 +86,8 @@ struct HeldSessionState<'b> {
     affinity: CallerAffinityGuard,
     permit: ResourcePermit,
     telemetry: Telemetry,
+    /// Private resources of the phase lanes: `None` until the first phase.
+    lanes: Option<LaneSet>,
     _not_send_sync: PhantomData<*const ()>,
 }
 
@@ -95,6 +102,8 @@ struct Telemetry {
     pool_at_open: (u64, u64),
     /// Plan-cache hits and misses (einsum plus GEMM) at open.
     plans_at_open: (u64, u64),
+    /// What the session's phases did.
+    phases: PhaseTotals,
 }
 
 fn pool_counts(s: &BufferPoolStats) -> (u64, u64) {
@@ -128,6 +137,7 @@ impl<'b> CpuHeldSession<'b> {
                 &resources.indexed_plan_cache.stats(),
                 &resources.gemm_analysis_cache.stats(),
             ),
+            phases: PhaseTotals::default(),
         };
         CpuHeldSession {
             state: HeldSessionState {
@@ -137,6 +147,7 @@ impl<'b> CpuHeldSession<'b> {
                 affinity: opened.affinity,
                 permit: opened.permit,
                 telemetry,
+                lanes: None,
                 _not_send_sync: PhantomData,
             },
         }
@@ -174,6 +185,67 @@ impl<'b> CpuHeldSession<'b> {
         with_operation_session(&mut state.checkout, entry, &mut state.telemetry.ops, origin, f)
     }
 
+    /// Opens a phase lease (SPEC B1): lends the engine's worker pool to `f` for a phase, without
+    /// giving up the session. `f` gets a [`CpuPhase`] whose [`run`](CpuPhase::run) runs one lane
+    /// per thread of the budget, each admitted — once, when the phase opens — as a reentrant child
+    /// of this session's owner (never waiting), with its own resources. The session is borrowed
+    /// mutably for the phase, so its own operations are parked until `f` returns; its admission,
+    /// owner marker, affinity and resources stay held, and an unrelated opener keeps queueing (or
+    /// gets `Contended`).
+    ///
+    /// The lanes' resources are built at the session's first phase (one
+    /// [`EngineResources`](holdfast_resources::EngineResources) per lane) and kept until the
+    /// session closes: every run of this and later phases reuses them warm.
+    ///
+    /// # Errors
+    ///
+    /// [`CpuPhaseError::PoolWorker`] when the calling thread is a worker of the engine's own pool
+    /// (the lanes need every worker, this one included), checked before anything else;
+    /// [`CpuPhaseError::Admission`] when a lane cannot join the session's owner (poisoned
+    /// admission state). `f` does not run in either case.
+    ///
+    /// # Panics
+    ///
+    /// A panic in `f` (or resumed from a lane by [`CpuPhase::run`]) propagates; the session stays
+    /// usable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// use holdfast_session::{CpuBackend, OpError, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().private_arbiter().build()?;
+    /// let x = Tensor::<f64>::from_vec([2, 2], vec![1.0, 1.0, 0.0, 1.0])?;
+    /// let mut session = backend.open_session()?;
+    /// // A held stage ...
+    /// let x2 = session.with_session(|v| v.matmul(x.read(), x.read()))?;
+    /// // ... then a phase: every lane contracts its own instance.
+    /// let traces = Mutex::new(vec![0.0; backend.threads()]);
+    /// session.phase(|phase| {
+    ///     phase.run(|lane, view| {
+    ///         let t = view.einsum("ij,ji->", &[x2.read(), x.read()])?;
+    ///         traces.lock().unwrap()[lane] = t.as_slice()[0];
+    ///         Ok::<(), OpError>(())
+    ///     })
+    /// })??;
+    /// assert!(traces.into_inner()?.iter().all(|&t| t == 2.0));
+    /// // ... and the session's own operations resume.
+    /// session.with_session(|v| v.add(x.read(), x.read()))?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn phase<R>(&mut self, f: impl FnOnce(&mut CpuPhase<'_>) -> R) -> Result<R, CpuPhaseError> {
+        let state = &mut self.state;
+        let engine = &state.backend.engine;
+        if let Some(worker) = engine.domain.pool().and_then(rayon::ThreadPool::current_thread_index)
+        {
+            return Err(CpuPhaseError::PoolWorker { worker });
+        }
+        let lanes = state.lanes.get_or_insert_with(|| LaneSet::new(engine.domain.threads()));
+        let owner = state.permit.owner();
+        lease(engine, owner, lanes, &mut state.telemetry.phases, f)
+    }
+
     /// What the session has done so far (B2).
     ///
     /// # Examples
@@ -205,6 +277,8 @@ impl<'b> CpuHeldSession<'b> {
             plan_hits: plan_hits - t.plans_at_open.0,
             plan_misses: plan_misses - t.plans_at_open.1,
             affinity_syscalls: (now.reads + now.writes) - t.syscalls_at_open,
+            phase_runs: t.phases.runs,
+            lane_operations: t.phases.lane_operations,
         }
     }
 
@@ -239,12 +313,14 @@ impl<'b> CpuHeldSession<'b> {
             affinity,
             permit,
             telemetry: _,
+            lanes,
             _not_send_sync: _,
         } = self.state;
         drop(checkout);
         drop(owner);
         let restored = affinity.finish();
         drop(permit);
+        drop(lanes);
         restored.map(|()| stats).map_err(|source| CpuHeldSessionError::Restore { source })
     }
 }

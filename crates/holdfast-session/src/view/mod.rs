@@ -40,6 +40,42 @@ pub(crate) struct OpCounters {
     pub(crate) routes: RouteCounters,
 }
 
+/// Cumulative counters of one set of resources: buffer-pool and plan-cache (einsum plus GEMM)
+/// hits and misses since the resources were built. Plain reads, no lock.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ResourceCounters {
+    pub(crate) buffer_hits: u64,
+    pub(crate) buffer_misses: u64,
+    pub(crate) plan_hits: u64,
+    pub(crate) plan_misses: u64,
+}
+
+impl ResourceCounters {
+    fn read(
+        pool: &holdfast_resources::BufferPool,
+        gemm: &GemmAnalysisCache,
+        plans: &IndexedPlanCache,
+    ) -> Self {
+        let pool = pool.stats();
+        let (einsum, gemm) = (plans.stats(), gemm.stats());
+        ResourceCounters {
+            buffer_hits: pool.hits,
+            buffer_misses: pool.misses,
+            plan_hits: einsum.hits + gemm.hits,
+            plan_misses: einsum.misses + gemm.misses,
+        }
+    }
+
+    /// The counters of `resources`.
+    pub(crate) fn of(resources: &EngineResources) -> Self {
+        Self::read(
+            &resources.buffers,
+            &resources.gemm_analysis_cache,
+            &resources.indexed_plan_cache,
+        )
+    }
+}
+
 /// Where a view comes from: the engine and the owner its entries run as.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ViewOrigin<'e> {
@@ -575,5 +611,10 @@ impl CpuExecSession<'_> {
     /// Operations this view's session has run so far.
     pub fn operations(&self) -> u64 {
         self.counters.operations
+    }
+
+    /// The cumulative counters of the resources this view borrows (lane telemetry).
+    pub(crate) fn resource_counters(&self) -> ResourceCounters {
+        ResourceCounters::read(&self.loan, self.gemm, self.plans)
     }
 }

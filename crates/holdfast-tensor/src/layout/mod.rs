@@ -36,11 +36,25 @@ pub type Dims = SmallVec<[usize; 6]>;
 /// assert!(!t.is_contiguous());
 /// # Ok::<(), holdfast_tensor::TensorError>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Layout {
     shape: Dims,
     strides: Dims,
     offset: usize,
+}
+
+impl Clone for Layout {
+    /// A copy of the axes as slices (`SmallVec`'s own `clone` extends element by element:
+    /// several times slower for the handful of axes a layout has; outputs clone a prepared
+    /// layout on every operation).
+    #[inline]
+    fn clone(&self) -> Self {
+        Layout {
+            shape: Dims::from_slice(&self.shape),
+            strides: Dims::from_slice(&self.strides),
+            offset: self.offset,
+        }
+    }
 }
 
 impl Layout {
@@ -90,21 +104,25 @@ impl Layout {
     }
 
     /// The length of each axis.
+    #[inline]
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
 
     /// The step, in elements, between neighbours along each axis (0 for a broadcast axis).
+    #[inline]
     pub fn strides(&self) -> &[usize] {
         &self.strides
     }
 
     /// Storage position of the first element.
+    #[inline]
     pub fn offset(&self) -> usize {
         self.offset
     }
 
     /// Number of axes.
+    #[inline]
     pub fn rank(&self) -> usize {
         self.shape.len()
     }

@@ -103,21 +103,25 @@ impl<'a, T: Element> TensorRead<'a, T> {
     }
 
     /// The length of each axis.
+    #[inline]
     pub fn shape(&self) -> &[usize] {
         self.layout.shape()
     }
 
     /// Strides in elements (0 along a broadcast axis).
+    #[inline]
     pub fn strides(&self) -> &[usize] {
         self.layout.strides()
     }
 
     /// Storage position of the first element.
+    #[inline]
     pub fn offset(&self) -> usize {
         self.layout.offset()
     }
 
     /// The full layout.
+    #[inline]
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
@@ -129,6 +133,7 @@ impl<'a, T: Element> TensorRead<'a, T> {
     }
 
     /// Number of axes.
+    #[inline]
     pub fn rank(&self) -> usize {
         self.layout.rank()
     }
@@ -144,16 +149,19 @@ impl<'a, T: Element> TensorRead<'a, T> {
     }
 
     /// The whole borrowed storage slice (the view addresses part of it through its layout).
+    #[inline]
     pub fn storage(&self) -> &'a [T] {
         self.data
     }
 
     /// Who allocated the storage.
+    #[inline]
     pub fn domain(&self) -> AllocationDomain {
         self.domain
     }
 
     /// Whether the elements may be read now.
+    #[inline]
     pub fn readiness(&self) -> Readiness {
         self.readiness
     }

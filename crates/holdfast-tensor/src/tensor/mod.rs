@@ -198,26 +198,31 @@ impl<T: Element> Tensor<T> {
     }
 
     /// The length of each axis.
+    #[inline]
     pub fn shape(&self) -> &[usize] {
         self.layout.shape()
     }
 
     /// Strides in elements.
+    #[inline]
     pub fn strides(&self) -> &[usize] {
         self.layout.strides()
     }
 
     /// Storage position of the first element.
+    #[inline]
     pub fn offset(&self) -> usize {
         self.layout.offset()
     }
 
     /// The full layout (shape, strides, offset).
+    #[inline]
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
 
     /// Number of axes.
+    #[inline]
     pub fn rank(&self) -> usize {
         self.layout.rank()
     }
@@ -238,11 +243,13 @@ impl<T: Element> Tensor<T> {
     /// exactly the elements in row-major order. For one built by
     /// [`from_parts`](Tensor::from_parts) it is the raw buffer; use [`read`](Tensor::read) to
     /// walk the logical elements.
+    #[inline]
     pub fn as_slice(&self) -> &[T] {
         &self.data
     }
 
     /// The whole storage buffer, mutably (see [`as_slice`](Tensor::as_slice)).
+    #[inline]
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         &mut self.data
     }
@@ -263,11 +270,13 @@ impl<T: Element> Tensor<T> {
     }
 
     /// Who allocated the storage.
+    #[inline]
     pub fn domain(&self) -> AllocationDomain {
         self.domain
     }
 
     /// Whether the elements may be read now.
+    #[inline]
     pub fn readiness(&self) -> Readiness {
         self.readiness
     }

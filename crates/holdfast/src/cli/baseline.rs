@@ -1,98 +1,216 @@
-//! [`NaiveEngine`]: the naive baseline of SPEC M1: the engine's resources behind a `Mutex`, locked
-//! for every call, and a rayon pool installed around every kernel call, whatever its size.
+//! The ways that call the kernels without a session: the naive baseline of SPEC M1
+//! ([`NaiveEngine`]: the engine's resources behind a `Mutex`, locked for every call, and the
+//! engine's pool installed around every kernel call, whatever its size) and, for `bench`, the
+//! kernels called directly on resources the caller owns ([`Direct`]: no lock, no install).
 //!
-//! This is what a caller writes without sessions. It uses the same resources as a session (the
-//! buffer pool through a loan, the GEMM analysis cache, the einsum plan cache) and the same
-//! kernels, so the difference to a held session is only the per-call lock and pool install.
-//! The pool has the engine's thread budget; kernels still run serially below their family's
-//! threshold, as they do in a session.
+//! Both use the same resources as a session (the buffer pool through a loan, the GEMM analysis
+//! cache, the einsum plan cache) and the same kernels with the same parallelism argument, so
+//! the difference to a held session is only what entering costs. Kernels still run serially
+//! below their family's threshold, as they do in a session.
 
 use std::num::NonZeroUsize;
 use std::sync::Mutex;
 
-use holdfast::Tensor;
 use holdfast::layers::kernels::einsum::einsum_cached;
-use holdfast::layers::kernels::{KernelAlloc, KernelError, Par};
+use holdfast::layers::kernels::{KernelAlloc, KernelError, Par, elementwise};
 use holdfast::layers::resources::{
     BufferPoolLoan, EngineResources, GemmAnalysisCache, IndexedPlanCache,
 };
+use holdfast::{CpuBackend, Tensor};
 
 use super::error::CliError;
-use super::exec::{Exec, Step};
+use super::exec::{Exec, Op, Step};
 
-/// Resources behind a mutex plus a pool installed per call.
-#[derive(Debug)]
-pub(crate) struct NaiveEngine {
-    resources: Mutex<EngineResources>,
-    pool: rayon::ThreadPool,
-    par: Par,
-}
-
-impl NaiveEngine {
-    /// A baseline with `threads` pool threads and default resources.
-    ///
-    /// # Errors
-    ///
-    /// When the pool cannot start.
-    pub(crate) fn new(threads: usize) -> Result<Self, CliError> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("naive-baseline-{i}"))
-            .build()
-            .map_err(|e| CliError::Usage(format!("cannot start the baseline's pool: {e}")))?;
-        let par = match NonZeroUsize::new(threads) {
-            Some(n) if n.get() > 1 => Par::Rayon(n),
-            _ => Par::Seq,
-        };
-        Ok(NaiveEngine { resources: Mutex::new(EngineResources::default()), pool, par })
+/// The kernels' parallelism argument for a thread budget.
+pub(crate) fn par_for(threads: usize) -> Par {
+    match NonZeroUsize::new(threads) {
+        Some(n) if n.get() > 1 => Par::Rayon(n),
+        _ => Par::Seq,
     }
 }
 
-/// `step(acc)` by calling the kernels directly on the resources.
-fn apply_kernel(
-    acc: &Tensor<f64>,
-    step: Step<'_>,
+/// `op` by calling the kernels directly, plans from the caches, outputs from `loan`.
+fn run_kernel(
+    op: Op<'_>,
     gemm: &mut GemmAnalysisCache,
     plans: &mut IndexedPlanCache,
     loan: &mut BufferPoolLoan<'_>,
     par: Par,
 ) -> Result<Tensor<f64>, KernelError> {
-    match step {
-        Step::MatmulBy(rhs) => {
-            let (a, b) = (acc.read(), rhs.read());
+    match op {
+        Op::Add(a, b) => elementwise::add(a.read(), b.read(), loan, par),
+        Op::Matmul(a, b) => {
+            let (a, b) = (a.read(), b.read());
             let plan = gemm.get_or_prepare(a.layout(), b.layout())?;
             plan.execute(&a, &b, loan, par)
         }
-        Step::Einsum { spec, other } => {
-            einsum_cached(spec, &[acc.read(), other.read()], None, plans, loan, par)
+        Op::Einsum { spec, operands, path } => {
+            einsum_cached(spec, operands, path, plans, loan, par)
         }
     }
 }
 
-impl Exec for NaiveEngine {
-    fn update(&mut self, acc: &mut Tensor<f64>, step: Step<'_>) -> Result<(), CliError> {
+/// Runs `op` on `resources` under one loan and stores the result in `out`, giving the tensor
+/// `out` held before back to the pool.
+fn apply_on(
+    resources: &mut EngineResources,
+    op: Op<'_>,
+    out: &mut Option<Tensor<f64>>,
+    par: Par,
+) -> Result<(), CliError> {
+    let EngineResources { buffers, gemm_analysis_cache, indexed_plan_cache, .. } = resources;
+    let mut loan = buffers.loan();
+    let next = run_kernel(op, gemm_analysis_cache, indexed_plan_cache, &mut loan, par);
+    loan.finish();
+    if let Some(old) = out.replace(next?) {
+        buffers.give(old.into_parts().0);
+    }
+    Ok(())
+}
+
+/// Replaces `acc` by `step(acc)` on `resources`, giving the old buffer back to the pool.
+fn update_on(
+    resources: &mut EngineResources,
+    acc: &mut Tensor<f64>,
+    step: Step<'_>,
+    par: Par,
+) -> Result<(), CliError> {
+    let mut next = None;
+    step.with_op(acc, |op| apply_on(resources, op, &mut next, par))?;
+    if let Some(next) = next {
+        let (old, _) = std::mem::replace(acc, next).into_parts();
+        resources.buffers.give(old);
+    }
+    Ok(())
+}
+
+/// The engine's pool, or a pool of one thread when the engine has none (a one-thread budget):
+/// the baseline installs a pool on every call either way.
+#[derive(Debug)]
+enum BaselinePool<'b> {
+    Engine(&'b rayon::ThreadPool),
+    Own(rayon::ThreadPool),
+}
+
+impl BaselinePool<'_> {
+    fn get(&self) -> &rayon::ThreadPool {
+        match self {
+            BaselinePool::Engine(pool) => pool,
+            BaselinePool::Own(pool) => pool,
+        }
+    }
+}
+
+/// Resources behind a mutex plus the engine's pool installed per call.
+#[derive(Debug)]
+pub(crate) struct NaiveEngine<'b> {
+    resources: Mutex<EngineResources>,
+    pool: BaselinePool<'b>,
+    par: Par,
+    /// Pool installs made so far (one per call, by construction; counted, not assumed).
+    pub(crate) installs: u64,
+    /// Acquisitions of the resource mutex so far.
+    pub(crate) locks: u64,
+}
+
+impl<'b> NaiveEngine<'b> {
+    /// A baseline on `backend`'s pool and thread budget, with default resources.
+    ///
+    /// # Errors
+    ///
+    /// When the engine has no pool and a one-thread pool cannot start.
+    pub(crate) fn new(backend: &'b CpuBackend) -> Result<Self, CliError> {
+        let pool = match backend.domain().pool() {
+            Some(pool) => BaselinePool::Engine(pool),
+            None => BaselinePool::Own(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(1)
+                    .thread_name(|i| format!("naive-baseline-{i}"))
+                    .build()
+                    .map_err(|e| {
+                        CliError::Usage(format!("cannot start the baseline's pool: {e}"))
+                    })?,
+            ),
+        };
+        Ok(NaiveEngine {
+            resources: Mutex::new(EngineResources::default()),
+            pool,
+            par: par_for(backend.threads()),
+            installs: 0,
+            locks: 0,
+        })
+    }
+
+    /// Forgets every retained buffer and cached plan (the next call is cold).
+    pub(crate) fn reset(&mut self) {
+        let resources = match self.resources.get_mut() {
+            Ok(r) => r,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        *resources = EngineResources::default();
+    }
+
+    /// Reads the resources (for their statistics).
+    pub(crate) fn with_resources<R>(&mut self, f: impl FnOnce(&EngineResources) -> R) -> R {
+        match self.resources.get_mut() {
+            Ok(r) => f(r),
+            Err(poisoned) => f(poisoned.into_inner()),
+        }
+    }
+
+    fn locked<R: Send>(
+        &mut self,
+        f: impl FnOnce(&mut EngineResources, Par) -> R + Send,
+    ) -> Result<R, CliError> {
         let mut guard = self
             .resources
             .lock()
             .map_err(|_| CliError::Usage("the baseline's resources are poisoned".into()))?;
-        let EngineResources { buffers, gemm_analysis_cache, indexed_plan_cache, .. } = &mut *guard;
-        let par = self.par;
-        let current: &Tensor<f64> = acc;
-        let next = self.pool.install(|| {
-            let mut loan = buffers.loan();
-            let out = apply_kernel(
-                current,
-                step,
-                gemm_analysis_cache,
-                indexed_plan_cache,
-                &mut loan,
-                par,
-            );
-            loan.finish();
-            out
-        })?;
-        let (old, _) = std::mem::replace(acc, next).into_parts();
-        buffers.give(old);
-        Ok(())
+        self.locks += 1;
+        self.installs += 1;
+        let (resources, par): (&mut EngineResources, Par) = (&mut guard, self.par);
+        Ok(self.pool.get().install(|| f(resources, par)))
+    }
+}
+
+impl Exec for NaiveEngine<'_> {
+    fn apply(&mut self, op: Op<'_>, out: &mut Option<Tensor<f64>>) -> Result<(), CliError> {
+        self.locked(|r, par| apply_on(r, op, out, par))?
+    }
+
+    fn update(&mut self, acc: &mut Tensor<f64>, step: Step<'_>) -> Result<(), CliError> {
+        self.locked(|r, par| update_on(r, acc, step, par))?
+    }
+}
+
+/// The kernels called directly on resources the caller owns: no lock, no admission, no
+/// install. With a budget above one, `bench` runs a whole round inside one install of the
+/// engine's pool, so each call still sees its parallelism.
+#[derive(Debug)]
+pub(crate) struct Direct {
+    /// The resources, owned.
+    pub(crate) resources: EngineResources,
+    par: Par,
+}
+
+impl Direct {
+    /// Direct calls with the parallelism of a `threads` budget.
+    pub(crate) fn new(threads: usize) -> Self {
+        Direct { resources: EngineResources::default(), par: par_for(threads) }
+    }
+
+    /// Forgets every retained buffer and cached plan (the next call is cold).
+    pub(crate) fn reset(&mut self) {
+        self.resources = EngineResources::default();
+    }
+}
+
+impl Exec for Direct {
+    fn apply(&mut self, op: Op<'_>, out: &mut Option<Tensor<f64>>) -> Result<(), CliError> {
+        apply_on(&mut self.resources, op, out, self.par)
+    }
+
+    fn update(&mut self, acc: &mut Tensor<f64>, step: Step<'_>) -> Result<(), CliError> {
+        update_on(&mut self.resources, acc, step, self.par)
     }
 }

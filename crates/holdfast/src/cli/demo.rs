@@ -94,7 +94,7 @@ struct Outcome {
 fn measure<W: Workload>(
     workload: &W,
     backend: &CpuBackend,
-    naive: &mut NaiveEngine,
+    naive: &mut NaiveEngine<'_>,
     rounds: usize,
     progress: &Progress,
 ) -> Result<Outcome, CliError> {
@@ -145,7 +145,7 @@ pub(crate) fn run(args: &DemoArgs) -> Result<(), CliError> {
         ));
     }
     let backend = backend_with_threads(args.threads)?;
-    let mut naive = NaiveEngine::new(backend.threads())?;
+    let mut naive = NaiveEngine::new(&backend)?;
     let mut rng = SplitMix64::new(args.seed);
     let chain = GemmChain::new(args.gemm_size, args.gemms, 64, &mut rng)?;
     let mps = MpsInnerProduct::new(args.sites, args.bond, args.sweeps, &mut rng)?;

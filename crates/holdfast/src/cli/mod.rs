@@ -6,8 +6,9 @@
 //! | [`demo`] | `holdfast demo` (the default): three ways, one engine, one table |
 //! | [`info`] | `holdfast info`: topology, default domain, thresholds |
 //! | [`einsum`] | `holdfast einsum FILE.json…`: benchmark instances in one held session |
+//! | [`bench`] | `holdfast bench`: the measurement campaign (four ways, cold and warm, counters) |
 //! | [`instance`], [`npy`] | the instance JSON format and `.npy` operands |
-//! | [`exec`], [`baseline`], [`workload`], [`measure`] | the measured ways, workloads and timing (reused by `bench`) |
+//! | [`exec`], [`baseline`], [`workload`], [`measure`] | the measured ways, workloads and timing (shared by `demo` and `bench`) |
 //! | [`table`], [`progress`], [`rng`], [`error`] | output, progress bars, operand generation, errors |
 //!
 //! Invariant: a failure is reported as exactly one line on standard error (`holdfast: error: …`)
@@ -16,6 +17,7 @@
 #![allow(clippy::print_stderr, reason = "the program reports its errors on standard error")]
 
 mod baseline;
+mod bench;
 mod demo;
 mod einsum;
 mod error;
@@ -54,6 +56,9 @@ enum Command {
     Einsum(einsum::EinsumArgs),
     /// Describe the topology, the default domain, thread budget and thresholds.
     Info(info::InfoArgs),
+    /// Run the measurement campaign: every case four ways (direct, held, scoped, naive), at one
+    /// thread and at all, cold and warm, with per-operation counters; tables, Markdown, JSON.
+    Bench(bench::BenchArgs),
 }
 
 /// Parses the command line, runs the subcommand and maps its outcome to an exit code.
@@ -77,6 +82,7 @@ pub(crate) fn main() -> ExitCode {
         Command::Demo(args) => demo::run(&args),
         Command::Einsum(args) => einsum::run(&args),
         Command::Info(args) => info::run(&args),
+        Command::Bench(args) => bench::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,163 @@
+//! Fuzz target: the einsum spec parser, the plan/path validator and the executor, checked
+//! against a brute-force evaluation of the parsed spec.
+//!
+//! Input: a spec string (any Unicode), then operand shapes (consistent with the spec, or
+//! deliberately not), an optional opt_einsum path (in or out of range) and a layout flag per
+//! operand (row-major, or a reversed column-major view). Invariants: nothing panics; a spec that
+//! parses and validates executes without error, and its result equals the brute force exactly
+//! (operands are small integers, so every sum is exact in f64).
+#![no_main]
+
+use holdfast_kernels::einsum::{EinsumSpec, einsum, einsum_with_path, parse};
+use holdfast_kernels::{HeapAlloc, Par};
+use holdfast_tensor::{Layout, Tensor, TensorRead};
+use libfuzzer_sys::arbitrary::{Result, Unstructured};
+use libfuzzer_sys::fuzz_target;
+
+/// Largest number of index combinations the brute force evaluates.
+const MAX_WORK: usize = 1 << 14;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = run(data);
+});
+
+fn run(data: &[u8]) -> Result<()> {
+    let mut u = Unstructured::new(data);
+    let len = u.int_in_range(0..=24usize)?;
+    let spec_bytes = u.bytes(len.min(u.len()))?;
+    let Ok(spec) = std::str::from_utf8(spec_bytes) else { return Ok(()) };
+    let Ok(parsed) = parse(spec) else { return Ok(()) };
+    if parsed.num_inputs() > 6 || parsed.labels().len() > 10 {
+        return Ok(());
+    }
+    // Label dimensions, then each operand's shape: the spec's, or a deliberately wrong one.
+    let dims: Vec<usize> =
+        (0..parsed.labels().len()).map(|_| u.int_in_range(0..=3)).collect::<Result<_>>()?;
+    let consistent = u.ratio(7, 8)?;
+    let mut shapes = Vec::new();
+    for term in parsed.inputs() {
+        let shape: Vec<usize> = if consistent {
+            term.iter().map(|&l| dims[l as usize]).collect()
+        } else {
+            let rank = u.int_in_range(0..=4)?;
+            (0..rank).map(|_| u.int_in_range(0..=3)).collect::<Result<_>>()?
+        };
+        shapes.push(shape);
+    }
+    if !consistent && u.arbitrary::<bool>()? {
+        shapes.pop(); // wrong operand count
+    }
+    let path: Option<Vec<(usize, usize)>> = if u.arbitrary::<bool>()? {
+        let steps = u.int_in_range(0..=6)?;
+        Some(
+            (0..steps)
+                .map(|_| Ok((u.int_in_range(0..=6)?, u.int_in_range(0..=6)?)))
+                .collect::<Result<_>>()?,
+        )
+    } else {
+        None
+    };
+    let mut storage = Vec::new();
+    for shape in &shapes {
+        let n: usize = shape.iter().product();
+        let values: Vec<f64> = (0..n).map(|_| Ok(f64::from(u.int_in_range(-2i8..=2)?))).collect::<Result<_>>()?;
+        storage.push((shape.clone(), values, u.arbitrary::<bool>()?));
+    }
+    // Row-major operands, or the same logical values read through a reversed (column-major) view.
+    let mut transposed_data = Vec::new();
+    for (shape, values, reversed) in &storage {
+        if *reversed && shape.len() > 1 {
+            let rev: Vec<usize> = shape.iter().rev().copied().collect();
+            let logical = Tensor::from_vec(shape.clone(), values.clone()).expect("valid shape");
+            let perm: Vec<usize> = (0..shape.len()).rev().collect();
+            let col = permuted_copy(&logical, &perm);
+            transposed_data.push(Some((rev, col)));
+        } else {
+            transposed_data.push(None);
+        }
+    }
+    let reads: Vec<TensorRead<'_, f64>> = storage
+        .iter()
+        .zip(&transposed_data)
+        .map(|((shape, values, _), t)| match t {
+            Some((rev, col)) => {
+                let layout = Layout::contiguous(rev).expect("valid").reversed();
+                TensorRead::from_layout(col, layout).expect("fits")
+            }
+            None => TensorRead::from_slice(shape, values).expect("fits"),
+        })
+        .collect();
+    if verbose() {
+        eprintln!("spec {spec:?} shapes {shapes:?} path {path:?} consistent {consistent}");
+    }
+    let result = match &path {
+        Some(p) => einsum_with_path(spec, &reads, p, &mut HeapAlloc, Par::Seq),
+        None => einsum(spec, &reads, &mut HeapAlloc, Par::Seq),
+    };
+    let work: usize = dims.iter().map(|&d| d.max(1)).product();
+    if let Ok(out) = result
+        && consistent
+        && work <= MAX_WORK
+    {
+        let operands: Vec<(&[usize], &[f64])> =
+            storage.iter().map(|(s, v, _)| (s.as_slice(), v.as_slice())).collect();
+        let (shape, want) = brute_force(&parsed, &dims, &operands);
+        assert_eq!(out.shape(), shape.as_slice(), "{spec:?}: output shape");
+        assert_eq!(out.read().to_vec(), want, "{spec:?} path {path:?}: values");
+    }
+    Ok(())
+}
+
+/// `HOLDFAST_FUZZ_VERBOSE=1` prints each input's spec, shapes and path (to turn a crash
+/// artifact into a regression test: `cargo +nightly fuzz run einsum_spec <artifact>`).
+fn verbose() -> bool {
+    static VERBOSE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *VERBOSE.get_or_init(|| std::env::var_os("HOLDFAST_FUZZ_VERBOSE").is_some())
+}
+
+/// The row-major data of `t` permuted by `perm` (`out[i] = in[perm[i]]` axes).
+fn permuted_copy(t: &Tensor<f64>, perm: &[usize]) -> Vec<f64> {
+    let view = TensorRead::from_layout(t.as_slice(), t.layout().permuted(perm).expect("a permutation"))
+        .expect("fits");
+    view.to_vec()
+}
+
+/// Every index combination of every label: the definition of the einsum.
+fn brute_force(spec: &EinsumSpec, dims: &[usize], operands: &[(&[usize], &[f64])]) -> (Vec<usize>, Vec<f64>) {
+    let out_shape: Vec<usize> = spec.output().iter().map(|&l| dims[l as usize]).collect();
+    let strides = |shape: &[usize]| {
+        let mut s = vec![1; shape.len()];
+        for i in (0..shape.len().saturating_sub(1)).rev() {
+            s[i] = s[i + 1] * shape[i + 1];
+        }
+        s
+    };
+    let out_strides = strides(&out_shape);
+    let mut out = vec![0.0; out_shape.iter().product()];
+    if dims.contains(&0) {
+        return (out_shape, out);
+    }
+    let mut idx = vec![0usize; dims.len()];
+    loop {
+        let mut p = 1.0;
+        for (term, (shape, values)) in spec.inputs().iter().zip(operands) {
+            let st = strides(shape);
+            let off: usize = term.iter().zip(&st).map(|(&l, &s)| idx[l as usize] * s).sum();
+            p *= values[off];
+        }
+        let o: usize = spec.output().iter().zip(&out_strides).map(|(&l, &s)| idx[l as usize] * s).sum();
+        out[o] += p;
+        let mut axis = dims.len();
+        loop {
+            if axis == 0 {
+                return (out_shape, out);
+            }
+            axis -= 1;
+            idx[axis] += 1;
+            if idx[axis] < dims[axis] {
+                break;
+            }
+            idx[axis] = 0;
+        }
+    }
+}

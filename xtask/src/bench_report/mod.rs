@@ -1,0 +1,267 @@
+//! `cargo xtask bench-report`: runs the criterion benches that carry the issues' targets and the
+//! `holdfast bench` campaign in one go, and writes `docs/perf/REPORT.md` (with the campaign's
+//! JSON beside it as `docs/perf/REPORT.json`): the machine, the versions, the load, the thread
+//! settings, every target with its measured value or ratio and met or missed, and the campaign's
+//! tables.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`machine`] | CPU, kernel, memory, load and versions, read from the system |
+//! | [`criterion`] | criterion's medians, only those written by this run |
+//! | [`targets`] | the targets and their verdicts |
+//!
+//! Invariant: the report states only what this run measured; a target without a fresh
+//! measurement is "not measured".
+
+mod criterion;
+mod machine;
+mod targets;
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use crate::DynError;
+use crate::cmd::{cargo, run as exec, workspace_root};
+use machine::Machine;
+use targets::Verdict;
+
+/// The criterion benches that carry targets: (package, bench target, filter).
+const BENCHES: &[(&str, &str, &str)] = &[
+    ("holdfast-kernels", "kernels_matmul", "matmul_f64/(faer_direct|plan_execute_into)/"),
+    ("holdfast-resources", "resources", ""),
+    ("holdfast-session", "held_session_dispatch", ""),
+    ("holdfast-arbiter", "arbiter", ""),
+    ("holdfast-affinity", "affinity", ""),
+    ("holdfast-session", "phase_lease", ""),
+];
+
+/// Options of `cargo xtask bench-report`.
+#[derive(Debug, Default)]
+struct Options {
+    /// Shorter measurements (for a smoke run; the committed report uses the full ones).
+    quick: bool,
+    /// Skip the einsum instances in `holdfast bench`.
+    no_instances: bool,
+    /// Where to write the report (default `docs/perf/REPORT.md`).
+    out: Option<PathBuf>,
+}
+
+fn parse(args: &[String]) -> Result<Options, DynError> {
+    let mut o = Options::default();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => o.quick = true,
+            "--no-instances" => o.no_instances = true,
+            "--out" => {
+                o.out = Some(it.next().ok_or("--out needs a file name")?.into());
+            }
+            other => {
+                return Err(format!(
+                    "bench-report: unknown argument `{other}` (expected --quick, --no-instances, --out FILE)"
+                )
+                .into());
+            }
+        }
+    }
+    Ok(o)
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace_root().join("target"), PathBuf::from)
+}
+
+/// Entry point of `cargo xtask bench-report [--quick] [--no-instances] [--out FILE]`.
+pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
+    let options = parse(args)?;
+    crate::sysdeps::ensure()?;
+    let root = workspace_root();
+    let machine = Machine::read();
+    let load_before = machine::load();
+    // A second of slack: file times may be coarser than the clock.
+    let started = SystemTime::now() - Duration::from_secs(1);
+    let begun = std::time::Instant::now();
+
+    let (warm_up, measure) = if options.quick { ("0.3", "1") } else { ("1", "3") };
+    for &(package, bench, filter) in BENCHES {
+        let file = root.join("crates").join(package).join("benches").join(format!("{bench}.rs"));
+        if !file.exists() {
+            eprintln!(
+                "bench-report: {package}/{bench} does not exist yet; its targets are not measured"
+            );
+            continue;
+        }
+        let mut cmd = cargo();
+        cmd.args(["bench", "-p", package, "--bench", bench, "--"]);
+        if !filter.is_empty() {
+            cmd.arg(filter);
+        }
+        cmd.args(["--warm-up-time", warm_up, "--measurement-time", measure, "--noplot"]);
+        exec(cmd)?;
+    }
+    let medians = criterion::read_medians(&target_dir().join("criterion"), started);
+
+    let mut build = cargo();
+    build.args(["build", "--release", "-p", "holdfast", "--bin", "holdfast"]);
+    exec(build)?;
+    let scratch = target_dir().join("bench-report");
+    std::fs::create_dir_all(&scratch)?;
+    let bench_md = scratch.join("holdfast-bench.md");
+    let json_path = root.join("docs/perf/REPORT.json");
+    let mut bench = std::process::Command::new(target_dir().join("release/holdfast"));
+    bench.current_dir(&root).arg("bench").arg("--quiet");
+    bench.arg("--markdown").arg(&bench_md).arg("--json-out").arg(&json_path);
+    if options.quick {
+        bench.args(["--rounds", "3", "--cold", "2", "--case-budget-ms", "800"]);
+    }
+    if options.no_instances {
+        bench.arg("--no-instances");
+    }
+    exec(bench)?;
+    let bench_doc: Option<serde_json::Value> =
+        std::fs::read_to_string(&json_path).ok().and_then(|t| serde_json::from_str(&t).ok());
+    let bench_section = std::fs::read_to_string(&bench_md)?;
+
+    let mut verdicts = targets::criterion_verdicts(&medians);
+    let (einsum_rows, einsum_verdicts) = targets::einsum_verdicts(bench_doc.as_ref());
+    verdicts.extend(einsum_verdicts);
+    verdicts.extend(targets::bench_verdicts(bench_doc.as_ref()));
+
+    let report = render(&Render {
+        machine: &machine,
+        load_before: &load_before,
+        load_after: &machine::load(),
+        minutes: begun.elapsed().as_secs_f64() / 60.0,
+        quick: options.quick,
+        verdicts: &verdicts,
+        einsum: &einsum_rows,
+        medians: &medians,
+        bench_section: &bench_section,
+    });
+    let out = options.out.unwrap_or_else(|| root.join("docs/perf/REPORT.md"));
+    std::fs::write(&out, report)?;
+    let met = verdicts.iter().filter(|v| v.met == Some(true)).count();
+    let missed = verdicts.iter().filter(|v| v.met == Some(false)).count();
+    eprintln!(
+        "bench-report: wrote {} ({met} targets met, {missed} missed, {} not measured)",
+        out.display(),
+        verdicts.len() - met - missed
+    );
+    Ok(())
+}
+
+struct Render<'a> {
+    machine: &'a Machine,
+    load_before: &'a str,
+    load_after: &'a str,
+    minutes: f64,
+    quick: bool,
+    verdicts: &'a [Verdict],
+    einsum: &'a [targets::EinsumRow],
+    medians: &'a criterion::Medians,
+    bench_section: &'a str,
+}
+
+fn render(r: &Render<'_>) -> String {
+    let m = r.machine;
+    let mut s = String::new();
+    let _ = writeln!(s, "# Performance report\n");
+    let _ = writeln!(
+        s,
+        "Generated by `cargo xtask bench-report`{} on {}. Do not edit by hand: run the command \
+         again. Medians and ratios come from one run; the machine is shared, so compare ratios \
+         inside this report rather than absolute times across reports.\n",
+        if r.quick { " --quick" } else { "" },
+        today(),
+    );
+    let _ = writeln!(s, "## Machine\n");
+    let _ = writeln!(s, "| | |\n|---|---|");
+    let _ = writeln!(s, "| CPU | {} |", m.cpu_model);
+    let _ = writeln!(s, "| CPUs available | {} |", m.cpus);
+    let _ = writeln!(s, "| memory | {} |", m.memory);
+    let _ = writeln!(s, "| kernel | {} |", m.kernel);
+    let _ = writeln!(
+        s,
+        "| load average (1, 5, 15 min) | before {}; after {} |",
+        r.load_before, r.load_after
+    );
+    let _ = writeln!(s, "| toolchain | {} |", m.rustc);
+    let _ = writeln!(s, "| faer, rayon, hwloc | {}, {}, {} |", m.faer, m.rayon, m.hwloc);
+    let _ = writeln!(
+        s,
+        "| profile | `bench` (thin LTO, one codegen unit) for criterion; `release` for `holdfast bench` |"
+    );
+    let _ = writeln!(
+        s,
+        "| threads | criterion benches: 1; `holdfast bench`: 1 and every CPU (see below) |"
+    );
+    let _ = writeln!(s, "| run time | {:.1} min |\n", r.minutes);
+
+    let _ = writeln!(s, "## Targets\n");
+    let _ = writeln!(s, "| issue | target | measured | goal | |\n|---|---|---|---|---|");
+    for v in r.verdicts {
+        let verdict = match v.met {
+            Some(true) => "met",
+            Some(false) => "**missed**",
+            None => "not measured",
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} |",
+            v.issue, v.what, v.measured, v.target, verdict
+        );
+    }
+
+    let _ = writeln!(s, "\n## einsum instances against numpy\n");
+    let _ = writeln!(
+        s,
+        "numpy 2.4 + opt_einsum 3.4, one thread, the instance's `opt_flops` path, as quoted in the \
+         kernels issue (measured on this machine); holdfast: the held session's warm median at one \
+         thread from `holdfast bench` below (random operands, fixed seed).\n"
+    );
+    let _ = writeln!(s, "| instance | numpy ms | holdfast ms | speed-up |\n|---|---:|---:|---:|");
+    for row in r.einsum {
+        let held = row.held_ms.map_or_else(|| "-".to_owned(), |h| format!("{h:.3}"));
+        let speed = row.speedup().map_or_else(|| "-".to_owned(), |x| format!("{x:.2}x"));
+        let _ = writeln!(s, "| {} | {} | {held} | {speed} |", row.name, row.numpy_ms);
+    }
+
+    let _ = writeln!(s, "\n## The campaign: `holdfast bench`\n");
+    s.push_str(r.bench_section);
+
+    let _ = writeln!(s, "\n## Every criterion median of this run\n");
+    let _ = writeln!(s, "| benchmark | median |\n|---|---:|");
+    for (id, median) in r.medians {
+        let _ = writeln!(s, "| `{id}` | {median:.1} ns |");
+    }
+    s
+}
+
+/// Today's date (UTC) as `YYYY-MM-DD`, from `date`, or `unknown`.
+fn today() -> String {
+    std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%d"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map_or_else(
+            || "unknown".to_owned(),
+            |o| String::from_utf8_lossy(&o.stdout).trim().to_owned(),
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    #[test]
+    fn options() {
+        let o = parse(&["--quick".into(), "--out".into(), "x.md".into()]).unwrap();
+        assert!(o.quick && !o.no_instances);
+        assert_eq!(o.out.unwrap().to_str(), Some("x.md"));
+        assert!(parse(&["--bogus".into()]).is_err());
+        assert!(parse(&["--out".into()]).is_err());
+    }
+}

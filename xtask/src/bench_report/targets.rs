@@ -1,0 +1,327 @@
+//! The targets the kernels, resources, sessions and phase-lease issues set, and their verdicts
+//! from this run's criterion medians and `holdfast bench` report.
+//!
+//! Invariant: a target whose measurements are missing is reported as "not measured", never as
+//! met; every ratio divides two medians of the same run.
+
+use serde_json::Value;
+
+use super::criterion::Medians;
+
+/// The numpy 2.4 + opt_einsum 3.4 medians (ms, one thread, the instance's `opt_flops` path)
+/// measured on this machine and quoted in the kernels issue: the reference of the einsum target.
+pub(crate) const NUMPY_MS: &[(&str, f64)] = &[
+    ("bin_matmul_256", 0.98),
+    ("bin_batched_matmul_b32_m64_n64_k64", 3.7),
+    ("bin_elementwise_mul_2048x2048", 26.9),
+    ("bin_outer_product_4096", 98.0),
+    ("lm_batch_likelihood_brackets_4_4d", 70.0),
+    ("lm_batch_likelihood_sentence_3_12d", 130.0),
+    ("lm_batch_likelihood_sentence_4_4d", 82.0),
+    ("str_matrix_chain_multiplication_100", 19.8),
+    ("str_mps_varying_inner_product_200", 23.6),
+    ("str_nw_mera_open_26", 803.0),
+    ("str_nw_mera_closed_120", 2023.0),
+    ("gm_queen5_5_3.wcsp", 27967.0),
+    ("tensornetwork_permutation_focus_step409_316", 20328.0),
+    ("tensornetwork_permutation_light_415", 21682.0),
+];
+
+/// How a target is measured.
+#[derive(Debug, Clone, Copy)]
+enum Rule {
+    /// `median(num) / median(den) <= max`.
+    Ratio { num: &'static str, den: &'static str, max: f64 },
+    /// `median(id) <= max_ns`.
+    Below { id: &'static str, max_ns: f64 },
+    /// `median(a) - median(b) <= max_ns`.
+    Over { a: &'static str, b: &'static str, max_ns: f64 },
+}
+
+/// One target of an issue.
+#[derive(Debug, Clone, Copy)]
+struct Target {
+    issue: &'static str,
+    what: &'static str,
+    rule: Rule,
+}
+
+const fn ratio(
+    issue: &'static str,
+    what: &'static str,
+    num: &'static str,
+    den: &'static str,
+    max: f64,
+) -> Target {
+    Target { issue, what, rule: Rule::Ratio { num, den, max } }
+}
+
+const fn below(issue: &'static str, what: &'static str, id: &'static str, max_ns: f64) -> Target {
+    Target { issue, what, rule: Rule::Below { id, max_ns } }
+}
+
+const TARGETS: &[Target] = &[
+    ratio(
+        "kernels",
+        "matmul n=4, prepared plan vs direct faer",
+        "matmul_f64/plan_execute_into/4",
+        "matmul_f64/faer_direct/4",
+        1.2,
+    ),
+    ratio(
+        "kernels",
+        "matmul n=8, prepared plan vs direct faer",
+        "matmul_f64/plan_execute_into/8",
+        "matmul_f64/faer_direct/8",
+        1.2,
+    ),
+    ratio(
+        "kernels",
+        "matmul n=16, prepared plan vs direct faer",
+        "matmul_f64/plan_execute_into/16",
+        "matmul_f64/faer_direct/16",
+        1.2,
+    ),
+    ratio(
+        "kernels",
+        "matmul n=64, prepared plan vs direct faer",
+        "matmul_f64/plan_execute_into/64",
+        "matmul_f64/faer_direct/64",
+        1.2,
+    ),
+    ratio(
+        "kernels",
+        "matmul n=256, prepared plan vs direct faer",
+        "matmul_f64/plan_execute_into/256",
+        "matmul_f64/faer_direct/256",
+        1.2,
+    ),
+    below("resources", "resource checkout take + return", "checkout/take_return", 50.0),
+    Target {
+        issue: "resources",
+        what: "loan around an op taking one pooled buffer, over the bare op",
+        rule: Rule::Over { a: "loan/loan_op", b: "loan/bare_op", max_ns: 25.0 },
+    },
+    below(
+        "resources",
+        "einsum plan-cache hit, 4-label pairwise (session path)",
+        "plan_cache/hit_4label_recent",
+        30.0,
+    ),
+    ratio(
+        "sessions",
+        "held matmul_into 4x4 vs direct faer into a buffer",
+        "held_session_dispatch/held_matmul_into",
+        "held_session_dispatch/direct_faer_into",
+        1.5,
+    ),
+    ratio(
+        "sessions",
+        "held matmul 4x4 vs direct faer allocating its output",
+        "held_session_dispatch/held_matmul",
+        "held_session_dispatch/direct_faer_alloc",
+        1.5,
+    ),
+    below("sessions", "held open + close", "held_session_dispatch/held_open_close", 150.0),
+    below("sessions", "scoped empty entry", "held_session_dispatch/scoped_empty", 200.0),
+    below(
+        "admission",
+        "arbiter acquire + release, uncontended (global)",
+        "arbiter/acquire_release_uncontended/global",
+        60.0,
+    ),
+    below("admission", "owner marker enter + exit", "owner/guard_enter_exit", 5.0),
+    below(
+        "admission",
+        "affinity guard, unchanged mask",
+        "affinity/enter_finish_unchanged_whole_domain",
+        10.0,
+    ),
+    below(
+        "phase lease",
+        "phase run of 2 lanes, empty bodies, warm",
+        "phase_lease/2_threads/run_lanes_empty",
+        10_000.0,
+    ),
+];
+
+/// One row of the targets table.
+#[derive(Debug, Clone)]
+pub(crate) struct Verdict {
+    pub(crate) issue: String,
+    pub(crate) what: String,
+    pub(crate) measured: String,
+    pub(crate) target: String,
+    /// `None`: not measured in this run.
+    pub(crate) met: Option<bool>,
+}
+
+fn ns(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.2} ms", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.2} µs", v / 1e3)
+    } else {
+        format!("{v:.1} ns")
+    }
+}
+
+/// The verdicts of the criterion targets.
+pub(crate) fn criterion_verdicts(m: &Medians) -> Vec<Verdict> {
+    TARGETS
+        .iter()
+        .map(|t| {
+            let (measured, target, met) = match t.rule {
+                Rule::Ratio { num, den, max } => match (m.get(num), m.get(den)) {
+                    (Some(&a), Some(&b)) if b > 0.0 => (
+                        format!("{} / {} = {:.2}x", ns(a), ns(b), a / b),
+                        format!("<= {max}x"),
+                        Some(a / b <= max),
+                    ),
+                    _ => ("not measured".to_owned(), format!("<= {max}x"), None),
+                },
+                Rule::Below { id, max_ns } => match m.get(id) {
+                    Some(&a) => (ns(a), format!("<= {}", ns(max_ns)), Some(a <= max_ns)),
+                    None => ("not measured".to_owned(), format!("<= {}", ns(max_ns)), None),
+                },
+                Rule::Over { a, b, max_ns } => match (m.get(a), m.get(b)) {
+                    (Some(&x), Some(&y)) => (
+                        format!("{} - {} = {}", ns(x), ns(y), ns(x - y)),
+                        format!("<= {}", ns(max_ns)),
+                        Some(x - y <= max_ns),
+                    ),
+                    _ => ("not measured".to_owned(), format!("<= {}", ns(max_ns)), None),
+                },
+            };
+            Verdict { issue: t.issue.to_owned(), what: t.what.to_owned(), measured, target, met }
+        })
+        .collect()
+}
+
+/// The held session's warm median (ns) of einsum instance `name` at one thread, from the
+/// `holdfast bench` JSON document.
+fn held_one_thread_ns(bench: &Value, name: &str) -> Option<f64> {
+    let settings = bench.get("settings")?.as_array()?;
+    let one = settings.iter().find(|s| s.get("threads").and_then(Value::as_u64) == Some(1))?;
+    let case = one
+        .get("cases")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("name").and_then(Value::as_str) == Some(&format!("einsum/{name}")))?;
+    case.get("ways")?.get("held")?.get("warm_median_ns")?.as_f64()
+}
+
+/// One instance against numpy.
+#[derive(Debug, Clone)]
+pub(crate) struct EinsumRow {
+    pub(crate) name: String,
+    pub(crate) numpy_ms: f64,
+    pub(crate) held_ms: Option<f64>,
+}
+
+impl EinsumRow {
+    /// numpy's time over ours (above 1: we are faster).
+    pub(crate) fn speedup(&self) -> Option<f64> {
+        self.held_ms.filter(|&h| h > 0.0).map(|h| self.numpy_ms / h)
+    }
+}
+
+/// Every quoted instance with our one-thread held median, and the einsum verdicts: no
+/// instance slower than numpy, geometric-mean speed-up at least 3x.
+pub(crate) fn einsum_verdicts(bench: Option<&Value>) -> (Vec<EinsumRow>, Vec<Verdict>) {
+    let rows: Vec<EinsumRow> = NUMPY_MS
+        .iter()
+        .map(|&(name, numpy_ms)| EinsumRow {
+            name: name.to_owned(),
+            numpy_ms,
+            held_ms: bench.and_then(|b| held_one_thread_ns(b, name)).map(|ns| ns / 1e6),
+        })
+        .collect();
+    let speedups: Vec<f64> = rows.iter().filter_map(EinsumRow::speedup).collect();
+    let complete = speedups.len() == rows.len();
+    let slower = rows.iter().filter(|r| r.speedup().is_some_and(|s| s < 1.0)).count();
+    #[allow(clippy::cast_precision_loss, reason = "a handful of instances")]
+    let geomean = if speedups.is_empty() {
+        f64::NAN
+    } else {
+        (speedups.iter().map(|s| s.ln()).sum::<f64>() / speedups.len() as f64).exp()
+    };
+    let verdicts = vec![
+        Verdict {
+            issue: "kernels".to_owned(),
+            what: "einsum instances, 1 thread: none slower than numpy".to_owned(),
+            measured: if complete {
+                format!("{slower} of {} slower", rows.len())
+            } else {
+                format!("{} of {} measured, {slower} slower", speedups.len(), rows.len())
+            },
+            target: "0 slower".to_owned(),
+            met: complete.then_some(slower == 0),
+        },
+        Verdict {
+            issue: "kernels".to_owned(),
+            what: "einsum instances, 1 thread: geometric-mean speed-up over numpy".to_owned(),
+            measured: format!("{geomean:.2}x over {} instances", speedups.len()),
+            target: ">= 3x".to_owned(),
+            met: complete.then_some(geomean >= 3.0),
+        },
+    ];
+    (rows, verdicts)
+}
+
+/// The M2 checks `holdfast bench` evaluated.
+pub(crate) fn bench_verdicts(bench: Option<&Value>) -> Vec<Verdict> {
+    let Some(checks) = bench.and_then(|b| b.get("checks")).and_then(Value::as_array) else {
+        return vec![Verdict {
+            issue: "measurement".to_owned(),
+            what: "counters of warm held operations (M2)".to_owned(),
+            measured: "not measured".to_owned(),
+            target: "see holdfast bench".to_owned(),
+            met: None,
+        }];
+    };
+    checks
+        .iter()
+        .map(|c| Verdict {
+            issue: "measurement".to_owned(),
+            what: c.get("check").and_then(Value::as_str).unwrap_or("?").to_owned(),
+            measured: c.get("where").and_then(Value::as_str).unwrap_or("?").to_owned(),
+            target: "holds".to_owned(),
+            met: c.get("met").and_then(Value::as_bool),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Medians, criterion_verdicts, einsum_verdicts};
+    use serde_json::json;
+
+    #[test]
+    fn ratios_and_missing_measurements() {
+        let mut m = Medians::new();
+        m.insert("matmul_f64/plan_execute_into/4".into(), 36.0);
+        m.insert("matmul_f64/faer_direct/4".into(), 33.0);
+        m.insert("checkout/take_return".into(), 60.0);
+        let v = criterion_verdicts(&m);
+        let n4 = v.iter().find(|v| v.what.contains("n=4")).unwrap();
+        assert_eq!(n4.met, Some(true), "{n4:?}");
+        let checkout = v.iter().find(|v| v.what.contains("checkout")).unwrap();
+        assert_eq!(checkout.met, Some(false));
+        let n8 = v.iter().find(|v| v.what.contains("n=8")).unwrap();
+        assert_eq!(n8.met, None, "a missing measurement is never met");
+    }
+
+    #[test]
+    fn einsum_geomean_needs_every_instance() {
+        let (rows, verdicts) = einsum_verdicts(None);
+        assert!(rows.iter().all(|r| r.held_ms.is_none()));
+        assert!(verdicts.iter().all(|v| v.met.is_none()));
+        let bench = json!({"settings": [{"threads": 1, "cases": [
+            {"name": "einsum/bin_matmul_256", "ways": {"held": {"warm_median_ns": 0.49e6}}}
+        ]}]});
+        let (rows, _) = einsum_verdicts(Some(&bench));
+        let r = rows.iter().find(|r| r.name == "bin_matmul_256").unwrap();
+        assert!((r.speedup().unwrap() - 2.0).abs() < 1e-9);
+    }
+}
