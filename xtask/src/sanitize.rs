@@ -4,7 +4,7 @@
 //!
 //! | step | toolchain and flags | target directory |
 //! |---|---|---|
-//! | `asan` | `rustup run nightly cargo test`, `RUSTFLAGS=-Zsanitizer=address` | `target/sanitize-asan` |
+//! | `asan` | `rustup run nightly cargo test`, `RUSTFLAGS=-Zsanitizer=address`; then `holdfast-affinity --no-default-features` (the Linux backend's `unsafe` libc calls) | `target/sanitize-asan` |
 //! | `tsan` | same, `RUSTFLAGS=-Zsanitizer=thread -Cunsafe-allow-abi-mismatch=sanitizer`, `-Zbuild-std`, suppressions in `scripts/tsan-suppressions.txt` | `target/sanitize-tsan` |
 //! | `valgrind` | the pinned toolchain; `valgrind --tool=memcheck` on `holdfast-kernels`' `kernels_unsafe` test binary | `target/` (normal dev build) |
 //!
@@ -124,8 +124,32 @@ fn nightly_cargo() -> Command {
     cmd
 }
 
-/// One sanitizer run of the test suites of [`CRATES`].
+/// One sanitizer run of the test suites of [`CRATES`]; under AddressSanitizer, also the Linux
+/// affinity backend (`holdfast-affinity --no-default-features`, whose `sched_{get,set}affinity`
+/// calls are `unsafe`; the default hwloc backend has none of ours).
 fn sanitizer(step: Step) -> Result<(), DynError> {
+    suites(step)?;
+    if step == Step::Address {
+        let mut cmd = nightly_cargo();
+        cmd.args(["test", "--target", TARGET, "-p", "holdfast-affinity", "--no-default-features"])
+            .args(["--lib", "--tests"]);
+        address_env(&mut cmd);
+        exec(cmd)?;
+    }
+    Ok(())
+}
+
+/// The environment of an AddressSanitizer run.
+fn address_env(cmd: &mut Command) {
+    let root = workspace_root();
+    cmd.env("CARGO_TARGET_DIR", root.join("target").join("sanitize-asan"))
+        .env("RUSTFLAGS", "-Zsanitizer=address")
+        // Leak checking on; stop at the first error, then fail the test binary.
+        .env("ASAN_OPTIONS", "detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1");
+}
+
+/// The test suites of [`CRATES`] under one sanitizer.
+fn suites(step: Step) -> Result<(), DynError> {
     let root = workspace_root();
     let mut cmd = nightly_cargo();
     cmd.args(["test", "--target", TARGET]);
@@ -140,32 +164,20 @@ fn sanitizer(step: Step) -> Result<(), DynError> {
     for s in SKIP {
         cmd.args(["--skip", s]);
     }
-    let (dir, flags) = match step {
-        Step::Address => ("sanitize-asan", "-Zsanitizer=address".to_owned()),
-        _ => {
-            ("sanitize-tsan", "-Zsanitizer=thread -Cunsafe-allow-abi-mismatch=sanitizer".to_owned())
-        }
-    };
-    cmd.env("CARGO_TARGET_DIR", root.join("target").join(dir)).env("RUSTFLAGS", flags);
-    match step {
-        Step::Address => {
-            // Leak checking on; report every error, then fail the test binary.
-            cmd.env(
-                "ASAN_OPTIONS",
-                "detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1",
-            );
-        }
-        _ => {
-            let suppressions = root.join("scripts").join("tsan-suppressions.txt");
-            check_suppressions(&suppressions)?;
-            cmd.env(
+    if step == Step::Address {
+        address_env(&mut cmd);
+    } else {
+        let suppressions = root.join("scripts").join("tsan-suppressions.txt");
+        check_suppressions(&suppressions)?;
+        cmd.env("CARGO_TARGET_DIR", root.join("target").join("sanitize-tsan"))
+            .env("RUSTFLAGS", "-Zsanitizer=thread -Cunsafe-allow-abi-mismatch=sanitizer")
+            .env(
                 "TSAN_OPTIONS",
                 format!(
                     "suppressions={}:halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=0",
                     suppressions.display()
                 ),
             );
-        }
     }
     exec(cmd)
 }

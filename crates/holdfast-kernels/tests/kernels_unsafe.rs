@@ -1,7 +1,9 @@
-//! The two `unsafe` blocks of holdfast-kernels, driven to their edges for the memory checkers
+//! The `unsafe` code of holdfast-kernels, driven to its edges for the memory checkers
 //! (`cargo xtask sanitize`: AddressSanitizer, ThreadSanitizer and valgrind memcheck run this
 //! binary; it also runs in the normal suite):
 //!
+//! - the small-product path (`matmul::nano`, products of at most 16³ multiply-adds) is reached
+//!   by the small cases below (4³ and 5·7·3, dense, transposed and offset) with the same checks;
 //! - `matmul::gemm::faer_typed` builds faer views from raw parts: views with offsets ending at
 //!   the last element of their storage, transposed (column-major) strides, empty dimensions whose
 //!   offset equals the storage length, batched operands, f32 and f64, serial and on a rayon pool

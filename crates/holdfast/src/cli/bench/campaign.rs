@@ -282,11 +282,18 @@ impl<'b> Ways<'b> {
         Ok((elapsed, counters))
     }
 
-    /// The first operation after `way`'s resources were emptied, timed.
-    fn cold(&mut self, way: Way, op: Op<'_>) -> Result<Duration, CliError> {
+    /// The first operation after `way`'s resources were emptied, timed. The result stays in
+    /// `out`, so the next operation gives its buffer back to the pool (as a warm caller's would).
+    fn cold(
+        &mut self,
+        way: Way,
+        op: Op<'_>,
+        out: &mut Option<Tensor<f64>>,
+    ) -> Result<Duration, CliError> {
+        // A result from before the reset is dropped, not given to the emptied pool.
+        *out = None;
         self.reset(way)?;
-        let mut out = None;
-        Ok(self.round(way, op, 1, &mut out)?.0)
+        Ok(self.round(way, op, 1, out)?.0)
     }
 
     /// Measures `case` every way within `budget`.
@@ -308,10 +315,11 @@ impl<'b> Ways<'b> {
             .collect();
 
         // Cold samples, ways taking turns, until the count or an eighth of the budget is spent.
+        let mut outs: [Option<Tensor<f64>>; 4] = Default::default();
         let started = Instant::now();
         for _ in 0..budget.cold.max(1) {
             for way in Way::ALL {
-                let ns = self.cold(way, op)?.as_secs_f64() * 1e9;
+                let ns = self.cold(way, op, &mut outs[way.index()])?.as_secs_f64() * 1e9;
                 results[way.index()].cold_ns.push(ns);
             }
             if started.elapsed() > budget.per_case / 8 {
@@ -320,7 +328,6 @@ impl<'b> Ways<'b> {
         }
 
         // Operations per round, from one warm direct operation.
-        let mut outs: [Option<Tensor<f64>>; 4] = Default::default();
         let (one, _) = self.round(Way::Direct, op, 1, &mut outs[0])?;
         let k = ops_per_round(one, budget.round);
         // At least two operations: the second finds the first one's output back in the pool.
