@@ -114,12 +114,32 @@ impl CpuBackend {
     /// For baselines and measurements that want to run work on the engine's own workers without a
     /// session (the `holdfast` demo's naive baseline does). Installing work on the pool this way
     /// bypasses admission: it is not a session entry.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let backend = holdfast_session::CpuBackend::builder().threads(1).build()?;
+    /// assert_eq!(backend.domain().threads(), backend.threads());
+    /// assert_eq!(backend.domain().cpus(), backend.cpus());
+    /// # Ok::<(), holdfast_session::BuildError>(())
+    /// ```
     pub fn domain(&self) -> &holdfast_provider::CpuDomain {
         &self.engine.domain
     }
 
     /// The NUMA node this engine was placed on (OS index), for an engine built with
     /// [`CpuBackendBuilder::numa_node`] or [`CpuBackend::per_numa_node`]; `None` otherwise.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::CpuBackend;
+    ///
+    /// assert_eq!(CpuBackend::builder().threads(1).build()?.numa_node(), None);
+    /// let placed = CpuBackend::builder().threads(1).numa_node(0).build()?;
+    /// assert_eq!(placed.numa_node(), Some(0));
+    /// # Ok::<(), holdfast_session::BuildError>(())
+    /// ```
     pub fn numa_node(&self) -> Option<usize> {
         self.engine.numa_node
     }

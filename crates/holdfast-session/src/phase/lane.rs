@@ -201,6 +201,25 @@ impl PhaseLane<'_, '_> {
 
     /// The lane's telemetry so far: everything up to this run, plus this run (counted as run,
     /// with its operations and buffer/plan counters up to now).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, OpError, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).private_arbiter().build()?;
+    /// let a = Tensor::<f64>::from_vec([2], vec![1.0, 2.0])?;
+    /// let mut session = backend.open_session()?;
+    /// session.phase(|phase| {
+    ///     phase.run(|lane, view| {
+    ///         assert!(view.is_inline() && !view.cancelled() && lane == 0);
+    ///         view.add(a.read(), a.read())?;
+    ///         assert_eq!((view.stats().runs, view.stats().operations), (1, 1));
+    ///         Ok::<(), OpError>(())
+    ///     })
+    /// })??;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn stats(&self) -> LaneStats {
         let mut now = self.before;
         now.runs += 1;

@@ -272,6 +272,23 @@ impl CpuPhase<'_> {
     }
 
     /// Runs of this phase so far (failed runs included).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, OpError};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).private_arbiter().build()?;
+    /// let mut session = backend.open_session()?;
+    /// session.phase(|phase| {
+    ///     assert_eq!((phase.lanes(), phase.runs()), (1, 0));
+    ///     phase.run(|_, _| Ok::<(), OpError>(())).unwrap();
+    ///     assert_eq!(phase.runs(), 1);
+    ///     // The lanes run as children of the owner the session marked on this thread.
+    ///     assert_eq!(Some(phase.owner()), holdfast_arbiter::current_owner());
+    /// })?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn runs(&self) -> u64 {
         self.runs
     }
