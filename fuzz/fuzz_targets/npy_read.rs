@@ -2,18 +2,23 @@
 //!
 //! The reader lives in the `holdfast` program (`crates/holdfast/src/cli/npy.rs::read_f64`), which
 //! is a binary, not a library; this target replays its exact call sequence on an in-memory file:
-//! the header checks (a copy of `check_header`), `npyz::NpyFile::new`, the float64
+//! the header checks (the program's own `npy_header.rs`, compiled in through `#[path]`),
+//! `npyz::NpyFile::new`, the float64
 //! dtype check, the C-order check, the shape conversion, `into_vec::<f64>` and
 //! `Tensor::from_vec`. Invariant: nothing panics or allocates out of proportion to the input
 //! (libFuzzer's malloc limit), and a file that is accepted yields a tensor whose element count
-//! is its shape's product. Keep the copy in step with the program's reader.
+//! is its shape's product. Keep `read_f64` here in step with the program's reader.
 #![no_main]
-
-use std::io::BufRead;
 
 use holdfast_tensor::Tensor;
 use libfuzzer_sys::fuzz_target;
 use npyz::{DType, NpyFile, Order, TypeChar};
+
+#[path = "../../crates/holdfast/src/cli/npy_header.rs"]
+#[allow(dead_code, reason = "the program's buffer size is not needed on an in-memory file")]
+mod npy_header;
+
+use npy_header::check_header;
 
 fuzz_target!(|data: &[u8]| {
     if let Some(t) = read_f64(data) {
@@ -38,86 +43,4 @@ fn read_f64(bytes: &[u8]) -> Option<Tensor<f64>> {
         npy.shape().iter().map(|&d| usize::try_from(d)).collect::<Result<Vec<_>, _>>().ok()?;
     let data: Vec<f64> = npy.into_vec().ok()?;
     Tensor::from_vec(shape, data).ok()
-}
-
-// A verbatim copy of `crates/holdfast/src/cli/npy.rs::check_header` and its helpers (the
-// program is a binary, not a library): keep the two in step.
-
-/// numpy's own default limit on a header's length (`max_header_size` of `numpy.load`).
-const MAX_HEADER_LEN: u64 = 10_000;
-
-/// The deepest bracket nesting accepted in a header. A plain array's header is a dict holding a
-/// shape tuple (depth 2); structured dtypes, which are rejected later anyway, nest a little more.
-const MAX_HEADER_DEPTH: usize = 4;
-
-/// Checks a `.npy` preamble and header before `npyz` parses them, without consuming anything.
-/// Both rules guard against a tiny file that costs the program a great deal (found by the
-/// `npy_read` fuzz target; `tests/cli_npy_fuzz_regressions.rs`):
-///
-/// - the announced header length must fit in the file and in numpy's own limit: `npyz`
-///   allocates a buffer of that length before reading, so a 32-byte file could ask for 4 GB;
-/// - brackets may nest at most [`MAX_HEADER_DEPTH`] deep: `npyz`'s header parser backtracks
-///   exponentially on nested braces (a 14-brace header took 77 s to reject, each more brace
-///   multiplies that by about three).
-///
-/// Anything else wrong with the preamble or the header is left to `npyz` to report.
-fn check_header(reader: &mut impl BufRead, file_len: u64) -> Result<(), String> {
-    let head = reader.fill_buf().map_err(|e| format!("cannot read: {e}"))?;
-    if head.len() < 10 || !head.starts_with(b"\x93NUMPY") {
-        return Ok(());
-    }
-    let (header_len, preamble): (u64, usize) = match (head[6], head.get(8..12)) {
-        (1, _) => (u64::from(u16::from_le_bytes([head[8], head[9]])), 10),
-        (_, Some(&[a, b, c, d])) => (u64::from(u32::from_le_bytes([a, b, c, d])), 12),
-        _ => return Ok(()),
-    };
-    if header_len > file_len.saturating_sub(preamble as u64) {
-        return Err(format!(
-            "not a .npy file: its header claims {header_len} bytes, more than the file holds"
-        ));
-    }
-    if header_len > MAX_HEADER_LEN {
-        return Err(format!(
-            "its header is {header_len} bytes long, more than numpy's default limit of \
-             {MAX_HEADER_LEN}"
-        ));
-    }
-    // At most MAX_HEADER_LEN bytes, so the cast is exact; a regular file fills the buffer.
-    let header = head
-        .get(preamble..preamble + header_len as usize)
-        .ok_or("not a .npy file: its header could not be read at once")?;
-    let depth = bracket_depth(header);
-    if depth > MAX_HEADER_DEPTH {
-        return Err(format!(
-            "its header nests brackets {depth} deep; at most {MAX_HEADER_DEPTH} are accepted \
-             (a plain array's header nests 2)"
-        ));
-    }
-    Ok(())
-}
-
-/// The deepest nesting of `{`, `[` and `(` outside Python string literals (with their
-/// backslash escapes), in a `.npy` header.
-fn bracket_depth(header: &[u8]) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
-    let mut quote: Option<u8> = None;
-    let mut escaped = false;
-    for &b in header {
-        match quote {
-            Some(_) if escaped => escaped = false,
-            Some(_) if b == b'\\' => escaped = true,
-            Some(q) if b == q => quote = None,
-            Some(_) => {}
-            None => match b {
-                b'\'' | b'"' => quote = Some(b),
-                b'{' | b'[' | b'(' => {
-                    depth += 1;
-                    deepest = deepest.max(depth);
-                }
-                b'}' | b']' | b')' => depth = depth.saturating_sub(1),
-                _ => {}
-            },
-        }
-    }
-    deepest
 }
