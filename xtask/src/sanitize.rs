@@ -126,13 +126,20 @@ fn nightly_cargo() -> Command {
 
 /// One sanitizer run of the test suites of [`CRATES`]; under AddressSanitizer, also the Linux
 /// affinity backend (`holdfast-affinity --no-default-features`, whose `sched_{get,set}affinity`
-/// calls are `unsafe`; the default hwloc backend has none of ours).
+/// calls are `unsafe`; the default hwloc backend has none of ours) and the `holdfast` program's
+/// unit tests (its counting global allocator is `unsafe`).
 fn sanitizer(step: Step) -> Result<(), DynError> {
     suites(step)?;
     if step == Step::Address {
         let mut cmd = nightly_cargo();
         cmd.args(["test", "--target", TARGET, "-p", "holdfast-affinity", "--no-default-features"])
             .args(["--lib", "--tests"]);
+        address_env(&mut cmd);
+        exec(cmd)?;
+        // The `holdfast` program's counting global allocator (`cli/alloc_count.rs`): its unit
+        // tests run inside the binary whose every allocation goes through it.
+        let mut cmd = nightly_cargo();
+        cmd.args(["test", "--target", TARGET, "-p", "holdfast", "--bin", "holdfast"]);
         address_env(&mut cmd);
         exec(cmd)?;
     }

@@ -8,6 +8,7 @@
 //! |---|---|
 //! | [`machine`] | CPU, kernel, memory, load and versions, read from the system |
 //! | [`criterion`] | criterion's medians, only those written by this run |
+//! | [`numpy`] | numpy measured in the same run, in a venv this command installs |
 //! | [`targets`] | the targets and their verdicts |
 //!
 //! Invariant: the report states only what this run measured; a target without a fresh
@@ -15,6 +16,7 @@
 
 mod criterion;
 mod machine;
+mod numpy;
 mod targets;
 
 use std::fmt::Write as _;
@@ -41,8 +43,10 @@ const BENCHES: &[(&str, &str, &str)] = &[
 struct Options {
     /// Shorter measurements (for a smoke run; the committed report uses the full ones).
     quick: bool,
-    /// Skip the einsum instances in `holdfast bench`.
+    /// Skip the einsum instances in `holdfast bench` (and numpy).
     no_instances: bool,
+    /// Do not run numpy beside the campaign.
+    no_numpy: bool,
     /// Where to write the report (default `docs/perf/REPORT.md`).
     out: Option<PathBuf>,
 }
@@ -54,12 +58,13 @@ fn parse(args: &[String]) -> Result<Options, DynError> {
         match a.as_str() {
             "--quick" => o.quick = true,
             "--no-instances" => o.no_instances = true,
+            "--no-numpy" => o.no_numpy = true,
             "--out" => {
                 o.out = Some(it.next().ok_or("--out needs a file name")?.into());
             }
             other => {
                 return Err(format!(
-                    "bench-report: unknown argument `{other}` (expected --quick, --no-instances, --out FILE)"
+                    "bench-report: unknown argument `{other}` (expected --quick, --no-instances, --no-numpy, --out FILE)"
                 )
                 .into());
             }
@@ -73,7 +78,7 @@ fn target_dir() -> PathBuf {
         .map_or_else(|| workspace_root().join("target"), PathBuf::from)
 }
 
-/// Entry point of `cargo xtask bench-report [--quick] [--no-instances] [--out FILE]`.
+/// Entry point of `cargo xtask bench-report [--quick] [--no-instances] [--no-numpy] [--out FILE]`.
 pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
     let options = parse(args)?;
     crate::sysdeps::ensure()?;
@@ -124,8 +129,24 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
         std::fs::read_to_string(&json_path).ok().and_then(|t| serde_json::from_str(&t).ok());
     let bench_section = std::fs::read_to_string(&bench_md)?;
 
+    let numpy_run = if options.no_instances || options.no_numpy {
+        None
+    } else {
+        let instances = std::env::var_os("HOLDFAST_EINSUM_INSTANCES")
+            .map_or_else(|| root.join("../shared/einsum-instances"), PathBuf::from);
+        let budget_s = if options.quick { 1.0 } else { 6.0 };
+        match numpy::measure(&target_dir().join("numpy-venv"), &instances, budget_s) {
+            Ok(run) => Some(run),
+            Err(e) => {
+                eprintln!("bench-report: numpy not measured: {e}");
+                None
+            }
+        }
+    };
+
     let mut verdicts = targets::criterion_verdicts(&medians);
-    let (einsum_rows, einsum_verdicts) = targets::einsum_verdicts(bench_doc.as_ref());
+    let (einsum_rows, einsum_verdicts) =
+        targets::einsum_verdicts(bench_doc.as_ref(), numpy_run.as_ref().map(|n| &n.medians_ms));
     verdicts.extend(einsum_verdicts);
     verdicts.extend(targets::bench_verdicts(bench_doc.as_ref()));
 
@@ -137,6 +158,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
         quick: options.quick,
         verdicts: &verdicts,
         einsum: &einsum_rows,
+        numpy_versions: numpy_run.as_ref().map(|n| n.versions.as_str()),
         medians: &medians,
         bench_section: &bench_section,
     });
@@ -160,6 +182,7 @@ struct Render<'a> {
     quick: bool,
     verdicts: &'a [Verdict],
     einsum: &'a [targets::EinsumRow],
+    numpy_versions: Option<&'a str>,
     medians: &'a criterion::Medians,
     bench_section: &'a str,
 }
@@ -217,15 +240,36 @@ fn render(r: &Render<'_>) -> String {
     let _ = writeln!(s, "\n## einsum instances against numpy\n");
     let _ = writeln!(
         s,
-        "numpy 2.4 + opt_einsum 3.4, one thread, the instance's `opt_flops` path, as quoted in the \
-         kernels issue (measured on this machine); holdfast: the held session's warm median at one \
-         thread from `holdfast bench` below (random operands, fixed seed).\n"
+        "**quoted**: numpy 2.4 + opt_einsum 3.4, one thread, the instance's `opt_flops` path, as \
+         quoted in the kernels issue (measured on this machine at another time). **now**: {} \
+         run by this command after the campaign, one BLAS thread, the same path and float64 \
+         operands of a fixed seed, one untimed run then the median of the runs that fit six \
+         seconds (`scripts/numpy_einsum_reference.py`). holdfast: the held session's warm median \
+         at one thread from `holdfast bench` below (random operands, fixed seed).\n",
+        r.numpy_versions.map_or_else(
+            || "numpy was not measured in this run".to_owned(),
+            |v| format!("{v} in a venv this command installs (`target/numpy-venv`),")
+        ),
     );
-    let _ = writeln!(s, "| instance | numpy ms | holdfast ms | speed-up |\n|---|---:|---:|---:|");
+    let _ = writeln!(
+        s,
+        "| instance | numpy quoted ms | numpy now ms | holdfast ms | vs quoted | vs now |\n\
+         |---|---:|---:|---:|---:|---:|"
+    );
+    let fmt = |x: Option<f64>, suffix: &str| {
+        x.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}{suffix}"))
+    };
     for row in r.einsum {
-        let held = row.held_ms.map_or_else(|| "-".to_owned(), |h| format!("{h:.3}"));
-        let speed = row.speedup().map_or_else(|| "-".to_owned(), |x| format!("{x:.2}x"));
-        let _ = writeln!(s, "| {} | {} | {held} | {speed} |", row.name, row.numpy_ms);
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} |",
+            row.name,
+            row.numpy_ms,
+            fmt(row.numpy_now_ms, ""),
+            row.held_ms.map_or_else(|| "-".to_owned(), |h| format!("{h:.3}")),
+            fmt(row.speedup(), "x"),
+            fmt(row.speedup_now(), "x"),
+        );
     }
 
     let _ = writeln!(s, "\n## The campaign: `holdfast bench`\n");
@@ -259,7 +303,8 @@ mod tests {
     #[test]
     fn options() {
         let o = parse(&["--quick".into(), "--out".into(), "x.md".into()]).unwrap();
-        assert!(o.quick && !o.no_instances);
+        assert!(o.quick && !o.no_instances && !o.no_numpy);
+        assert!(parse(&["--no-numpy".into()]).unwrap().no_numpy);
         assert_eq!(o.out.unwrap().to_str(), Some("x.md"));
         assert!(parse(&["--bogus".into()]).is_err());
         assert!(parse(&["--out".into()]).is_err());

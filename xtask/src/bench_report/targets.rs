@@ -4,6 +4,8 @@
 //! Invariant: a target whose measurements are missing is reported as "not measured", never as
 //! met; every ratio divides two medians of the same run.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use super::criterion::Medians;
@@ -215,41 +217,45 @@ fn held_one_thread_ns(bench: &Value, name: &str) -> Option<f64> {
 #[derive(Debug, Clone)]
 pub(crate) struct EinsumRow {
     pub(crate) name: String,
+    /// The median the kernels issue quotes.
     pub(crate) numpy_ms: f64,
+    /// numpy measured in this run, beside the campaign (`None`: not measured).
+    pub(crate) numpy_now_ms: Option<f64>,
     pub(crate) held_ms: Option<f64>,
 }
 
 impl EinsumRow {
-    /// numpy's time over ours (above 1: we are faster).
+    /// The quoted numpy time over ours (above 1: we are faster).
     pub(crate) fn speedup(&self) -> Option<f64> {
         self.held_ms.filter(|&h| h > 0.0).map(|h| self.numpy_ms / h)
     }
+
+    /// numpy's time in this run over ours.
+    pub(crate) fn speedup_now(&self) -> Option<f64> {
+        let held = self.held_ms.filter(|&h| h > 0.0)?;
+        self.numpy_now_ms.map(|n| n / held)
+    }
 }
 
-/// Every quoted instance with our one-thread held median, and the einsum verdicts: no
-/// instance slower than numpy, geometric-mean speed-up at least 3x.
-pub(crate) fn einsum_verdicts(bench: Option<&Value>) -> (Vec<EinsumRow>, Vec<Verdict>) {
-    let rows: Vec<EinsumRow> = NUMPY_MS
-        .iter()
-        .map(|&(name, numpy_ms)| EinsumRow {
-            name: name.to_owned(),
-            numpy_ms,
-            held_ms: bench.and_then(|b| held_one_thread_ns(b, name)).map(|ns| ns / 1e6),
-        })
-        .collect();
-    let speedups: Vec<f64> = rows.iter().filter_map(EinsumRow::speedup).collect();
+/// The two einsum verdicts (none slower, geometric mean at least 3x) for one numpy column.
+fn einsum_pair(
+    rows: &[EinsumRow],
+    against: &str,
+    speedup: fn(&EinsumRow) -> Option<f64>,
+) -> [Verdict; 2] {
+    let speedups: Vec<f64> = rows.iter().filter_map(speedup).collect();
     let complete = speedups.len() == rows.len();
-    let slower = rows.iter().filter(|r| r.speedup().is_some_and(|s| s < 1.0)).count();
+    let slower = speedups.iter().filter(|&&s| s < 1.0).count();
     #[allow(clippy::cast_precision_loss, reason = "a handful of instances")]
     let geomean = if speedups.is_empty() {
         f64::NAN
     } else {
         (speedups.iter().map(|s| s.ln()).sum::<f64>() / speedups.len() as f64).exp()
     };
-    let verdicts = vec![
+    [
         Verdict {
             issue: "kernels".to_owned(),
-            what: "einsum instances, 1 thread: none slower than numpy".to_owned(),
+            what: format!("einsum instances, 1 thread: none slower than numpy ({against})"),
             measured: if complete {
                 format!("{slower} of {} slower", rows.len())
             } else {
@@ -260,12 +266,34 @@ pub(crate) fn einsum_verdicts(bench: Option<&Value>) -> (Vec<EinsumRow>, Vec<Ver
         },
         Verdict {
             issue: "kernels".to_owned(),
-            what: "einsum instances, 1 thread: geometric-mean speed-up over numpy".to_owned(),
+            what: format!(
+                "einsum instances, 1 thread: geometric-mean speed-up over numpy ({against})"
+            ),
             measured: format!("{geomean:.2}x over {} instances", speedups.len()),
             target: ">= 3x".to_owned(),
             met: complete.then_some(geomean >= 3.0),
         },
-    ];
+    ]
+}
+
+/// Every quoted instance with our one-thread held median (and numpy's median of this run, when
+/// measured), and the einsum verdicts: no instance slower than numpy, geometric-mean speed-up at
+/// least 3x; first against the issue's quoted medians, then against numpy measured beside us.
+pub(crate) fn einsum_verdicts(
+    bench: Option<&Value>,
+    numpy_now: Option<&BTreeMap<String, f64>>,
+) -> (Vec<EinsumRow>, Vec<Verdict>) {
+    let rows: Vec<EinsumRow> = NUMPY_MS
+        .iter()
+        .map(|&(name, numpy_ms)| EinsumRow {
+            name: name.to_owned(),
+            numpy_ms,
+            numpy_now_ms: numpy_now.and_then(|m| m.get(name).copied()),
+            held_ms: bench.and_then(|b| held_one_thread_ns(b, name)).map(|ns| ns / 1e6),
+        })
+        .collect();
+    let mut verdicts = einsum_pair(&rows, "quoted medians", EinsumRow::speedup).to_vec();
+    verdicts.extend(einsum_pair(&rows, "measured in this run", EinsumRow::speedup_now));
     (rows, verdicts)
 }
 
@@ -314,14 +342,23 @@ mod tests {
 
     #[test]
     fn einsum_geomean_needs_every_instance() {
-        let (rows, verdicts) = einsum_verdicts(None);
+        let (rows, verdicts) = einsum_verdicts(None, None);
         assert!(rows.iter().all(|r| r.held_ms.is_none()));
         assert!(verdicts.iter().all(|v| v.met.is_none()));
+        assert_eq!(verdicts.len(), 4);
         let bench = json!({"settings": [{"threads": 1, "cases": [
             {"name": "einsum/bin_matmul_256", "ways": {"held": {"warm_median_ns": 0.49e6}}}
         ]}]});
-        let (rows, _) = einsum_verdicts(Some(&bench));
+        let now: std::collections::BTreeMap<String, f64> =
+            [("bin_matmul_256".to_owned(), 0.245)].into_iter().collect();
+        let (rows, verdicts) = einsum_verdicts(Some(&bench), Some(&now));
         let r = rows.iter().find(|r| r.name == "bin_matmul_256").unwrap();
         assert!((r.speedup().unwrap() - 2.0).abs() < 1e-9);
+        assert!((r.speedup_now().unwrap() - 0.5).abs() < 1e-9);
+        let others = rows.iter().filter(|r| r.name != "bin_matmul_256");
+        assert!(others.clone().all(|r| r.speedup_now().is_none()));
+        // One instance measured of fourteen: no verdict is met or missed yet.
+        assert!(verdicts.iter().all(|v| v.met.is_none()), "{verdicts:?}");
+        assert!(verdicts[2].measured.contains("1 slower"), "{verdicts:?}");
     }
 }

@@ -97,8 +97,55 @@ impl MatmulPlan {
         2 * self.spec.macs()
     }
 
-    /// Writes `a·b` into `out`, which must be dense row-major with [`out_shape`](Self::out_shape).
-    /// Allocates nothing.
+    /// Checks that `a` and `b` have the shapes and strides this plan was made for and binds
+    /// them to it: the [`BoundMatmul`] executes without checking them again. This is how a caller
+    /// that looks a plan up and then runs it (a session's plan cache) checks the operands once.
+    ///
+    /// # Errors
+    ///
+    /// [`KernelError::PlanMismatch`] when `a` or `b` differs in shape or strides from the layouts
+    /// the plan was made for.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_kernels::Par;
+    /// use holdfast_kernels::matmul::MatmulPlan;
+    /// use holdfast_tensor::Tensor;
+    ///
+    /// let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0])?;
+    /// let plan = MatmulPlan::new(a.layout(), a.layout())?;
+    /// let (ra, rb) = (a.read(), a.read());
+    /// let bound = plan.bind(&ra, &rb)?;
+    /// let mut out = Tensor::<f64>::zeros([2, 2]);
+    /// bound.execute_into(&mut out, Par::Seq)?;
+    /// assert_eq!(out.as_slice(), &[7.0, 10.0, 15.0, 22.0]);
+    /// assert!(plan.bind(&ra.transpose(), &rb).is_err(), "another layout");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn bind<'x, T: Element>(
+        &'x self,
+        a: &'x TensorRead<'_, T>,
+        b: &'x TensorRead<'_, T>,
+    ) -> Result<BoundMatmul<'x, T>, KernelError> {
+        if !self.a_shape.is(a.shape()) || !self.a_strides.is(a.strides()) {
+            return Err(KernelError::PlanMismatch { reason: "left operand layout" });
+        }
+        if !self.b_shape.is(b.shape()) || !self.b_strides.is(b.strides()) {
+            return Err(KernelError::PlanMismatch { reason: "right operand layout" });
+        }
+        Ok(BoundMatmul {
+            plan: self,
+            a: a.storage(),
+            ao: a.offset(),
+            b: b.storage(),
+            bo: b.offset(),
+        })
+    }
+
+    /// Runs the plan on `a` and `b`, writing `a·b` into `out` (dense row-major of the product's
+    /// shape), without allocating.
     ///
     /// # Errors
     ///
@@ -112,24 +159,7 @@ impl MatmulPlan {
         out: &mut Tensor<T>,
         par: Par,
     ) -> Result<(), KernelError> {
-        if !self.a_shape.is(a.shape()) || !self.a_strides.is(a.strides()) {
-            return Err(KernelError::PlanMismatch { reason: "left operand layout" });
-        }
-        if !self.b_shape.is(b.shape()) || !self.b_strides.is(b.strides()) {
-            return Err(KernelError::PlanMismatch { reason: "right operand layout" });
-        }
-        // A dense output of the right shape has exactly the plan's strides, unless it has unit
-        // axes; only then is the general check needed.
-        if !self.out_shape.is(out.shape()) || !self.out_strides.is(out.strides()) {
-            check_out(out, self.out_shape.as_slice())?;
-        }
-        let co = out.offset();
-        let (a_data, ao, b_data, bo) = (a.storage(), a.offset(), b.storage(), b.offset());
-        match &self.single {
-            Some(single) => single.run(out.as_mut_slice(), co, a_data, ao, b_data, bo, par),
-            None => run_batch(&self.spec, out.as_mut_slice(), co, a_data, ao, b_data, bo, par),
-        }
-        Ok(())
+        self.bind(a, b)?.execute_into(out, par)
     }
 
     /// True when operands laid out as `a` and `b` are the ones this plan was made for (shapes
@@ -168,8 +198,63 @@ impl MatmulPlan {
         alloc: &mut A,
         par: Par,
     ) -> Result<Tensor<T>, KernelError> {
-        let mut out = Tensor::from_layout(alloc.take::<T>(self.out_len), self.out_layout.clone())?;
-        self.execute_into(a, b, &mut out, par)?;
+        self.bind(a, b)?.execute(alloc, par)
+    }
+}
+
+/// A [`MatmulPlan`] with operands whose layouts it has checked ([`MatmulPlan::bind`]): executes
+/// without checking them again. It borrows the plan and the operands' storage.
+#[derive(Debug, Clone, Copy)]
+pub struct BoundMatmul<'x, T> {
+    plan: &'x MatmulPlan,
+    a: &'x [T],
+    ao: usize,
+    b: &'x [T],
+    bo: usize,
+}
+
+impl<T: Element> BoundMatmul<'_, T> {
+    /// The plan's floating-point operation count (see [`MatmulPlan::flops`]).
+    #[inline]
+    pub fn flops(&self) -> u64 {
+        self.plan.flops()
+    }
+
+    /// Writes the product into `out` (dense row-major of the product's shape).
+    ///
+    /// # Errors
+    ///
+    /// [`KernelError::OutputShape`] or [`KernelError::OutputNotContiguous`] for a wrong `out`.
+    #[inline]
+    pub fn execute_into(self, out: &mut Tensor<T>, par: Par) -> Result<(), KernelError> {
+        let plan = self.plan;
+        // A dense output of the right shape has exactly the plan's strides, unless it has unit
+        // axes; only then is the general check needed.
+        if !plan.out_shape.is(out.shape()) || !plan.out_strides.is(out.strides()) {
+            check_out(out, plan.out_shape.as_slice())?;
+        }
+        let co = out.offset();
+        let (a, ao, b, bo) = (self.a, self.ao, self.b, self.bo);
+        match &plan.single {
+            Some(single) => single.run(out.as_mut_slice(), co, a, ao, b, bo, par),
+            None => run_batch(&plan.spec, out.as_mut_slice(), co, a, ao, b, bo, par),
+        }
+        Ok(())
+    }
+
+    /// The product in a new dense tensor whose buffer comes from `alloc`.
+    ///
+    /// # Errors
+    ///
+    /// Only if the plan's own output layout were inconsistent (it is built checked).
+    pub fn execute<A: KernelAlloc + ?Sized>(
+        self,
+        alloc: &mut A,
+        par: Par,
+    ) -> Result<Tensor<T>, KernelError> {
+        let plan = self.plan;
+        let mut out = Tensor::from_layout(alloc.take::<T>(plan.out_len), plan.out_layout.clone())?;
+        self.execute_into(&mut out, par)?;
         Ok(out)
     }
 }

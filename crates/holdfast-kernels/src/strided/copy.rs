@@ -15,6 +15,8 @@ const TILE: usize = 16;
 /// An innermost axis shorter than this is copied through a gather table over the innermost
 /// axes instead (many short axes, as in tensor networks of dimension-2 legs).
 const SHORT_INNER: usize = 32;
+/// A contiguous innermost run at least this long is copied as a slice; shorter ones are gathered.
+const MIN_RUN: usize = 8;
 /// Size of the gather table (elements per outer iteration).
 const GATHER_BLOCK: usize = 512;
 
@@ -68,6 +70,11 @@ fn copy_nest<T: Element>(nest: &Nest, src: &[T], so: usize, dst: &mut [T], doff:
         dst[doff] = src[so];
         return;
     };
+    if nest.sa[last] == 1 && nest.shape[last] >= MIN_RUN {
+        // Source and destination both run contiguously along the innermost axis, in runs long
+        // enough for a slice copy (shorter ones go through the gather table below).
+        return copy_runs(nest, src, so, dst, doff);
+    }
     // The source's unit-stride axis, when it is not already innermost.
     let unit = (0..last).rev().find(|&j| nest.sa[j] == 1 && nest.shape[j] >= 4);
     let tiled = nest.sa[last] != 1 && nest.shape[last] >= 4 && unit.is_some();
@@ -90,27 +97,21 @@ fn copy_nest<T: Element>(nest: &Nest, src: &[T], so: usize, dst: &mut [T], doff:
         }
     }
     let (dj, n, sdj, ssn) = (nest.shape[j], nest.shape[last], nest.so[j], nest.sa[last]);
-    let mut index: SmallVec<[usize; 8]> = SmallVec::from_elem(0, outer_shape.len());
-    let (mut pd, mut ps) = (doff, so);
-    loop {
+    for_each_outer(&outer_shape, &outer_sd, &outer_ss, doff, so, |pd, ps| {
         transpose_panel(dst, pd, sdj, src, ps, ssn, dj, n);
-        let mut axis = outer_shape.len();
-        loop {
-            if axis == 0 {
-                return;
-            }
-            axis -= 1;
-            index[axis] += 1;
-            pd += outer_sd[axis];
-            ps += outer_ss[axis];
-            if index[axis] < outer_shape[axis] {
-                break;
-            }
-            pd -= outer_sd[axis] * outer_shape[axis];
-            ps -= outer_ss[axis] * outer_shape[axis];
-            index[axis] = 0;
-        }
-    }
+    });
+}
+
+/// Copies a nest whose innermost axis is contiguous on both sides: one slice copy per run
+/// (short runs, such as tensor-network legs of a few dozen elements, included), with an odometer
+/// over the outer axes.
+fn copy_runs<T: Element>(nest: &Nest, src: &[T], so: usize, dst: &mut [T], doff: usize) {
+    let Some((&n, outer)) = nest.shape.split_last() else {
+        return;
+    };
+    for_each_outer(outer, &nest.so, &nest.sa, doff, so, |pd, ps| {
+        dst[pd..pd + n].copy_from_slice(&src[ps..ps + n]);
+    });
 }
 
 /// `dst[pd + a·sdj + i] = src[ps + a + i·ssn]` for `a < rows`, `i < cols`, in tiles.
@@ -170,13 +171,28 @@ fn gather_copy<T: Element>(nest: &Nest, src: &[T], so: usize, dst: &mut [T], dof
     }
     // Built with the last axis as the least significant digit: row-major (destination) order.
     let outer = &nest.shape[..split];
-    let mut index: SmallVec<[usize; 8]> = SmallVec::from_elem(0, outer.len());
-    let (mut pd, mut ps) = (doff, so);
-    loop {
+    for_each_outer(outer, &nest.so, &nest.sa, doff, so, |pd, ps| {
         let d = &mut dst[pd..pd + block];
         for (o, &t) in d.iter_mut().zip(&table) {
             *o = src[ps + t];
         }
+    });
+}
+
+/// Calls `f(pd, ps)` with the destination and source offsets of every position of the `outer`
+/// axes (destination strides `sd`, source strides `ss`, both at least as long as `outer`),
+/// starting from `pd`, `ps`, the last axis fastest.
+fn for_each_outer(
+    outer: &[usize],
+    sd: &[usize],
+    ss: &[usize],
+    mut pd: usize,
+    mut ps: usize,
+    mut f: impl FnMut(usize, usize),
+) {
+    let mut index: SmallVec<[usize; 8]> = SmallVec::from_elem(0, outer.len());
+    loop {
+        f(pd, ps);
         let mut axis = outer.len();
         loop {
             if axis == 0 {
@@ -184,13 +200,13 @@ fn gather_copy<T: Element>(nest: &Nest, src: &[T], so: usize, dst: &mut [T], dof
             }
             axis -= 1;
             index[axis] += 1;
-            pd += nest.so[axis];
-            ps += nest.sa[axis];
+            pd += sd[axis];
+            ps += ss[axis];
             if index[axis] < outer[axis] {
                 break;
             }
-            pd -= nest.so[axis] * outer[axis];
-            ps -= nest.sa[axis] * outer[axis];
+            pd -= sd[axis] * outer[axis];
+            ps -= ss[axis] * outer[axis];
             index[axis] = 0;
         }
     }

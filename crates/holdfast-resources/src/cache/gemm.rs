@@ -9,8 +9,8 @@ use std::mem;
 use std::ops::Deref;
 
 use holdfast_kernels::KernelError;
-use holdfast_kernels::matmul::MatmulPlan;
-use holdfast_tensor::Layout;
+use holdfast_kernels::matmul::{BoundMatmul, MatmulPlan};
+use holdfast_tensor::{Element, Layout, TensorRead};
 
 use super::lru::Lru;
 use super::{CacheLimits, PlanCacheStats};
@@ -228,6 +228,49 @@ impl GemmAnalysisCache {
             }
         };
         Ok(PlanRef::Cached(self.lru.value(i)))
+    }
+
+    /// Runs `f` with the plan of the product of `a` and `b` bound to them
+    /// ([`MatmulPlan::bind`]: their layouts checked once, not again when it executes), the plan
+    /// prepared and stored on a miss. This is a session's per-operation path: when the most
+    /// recent plan is the one (a session repeating one product), it is checked against the
+    /// operands directly, with no key built and nothing hashed, and that check is the only one.
+    ///
+    /// # Errors
+    ///
+    /// [`KernelError::MatmulShape`] for operands that cannot be multiplied (`f` does not run).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_kernels::Par;
+    /// use holdfast_resources::GemmAnalysisCache;
+    /// use holdfast_tensor::Tensor;
+    ///
+    /// let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0])?;
+    /// let mut out = Tensor::<f64>::zeros([2, 2]);
+    /// let mut cache = GemmAnalysisCache::default();
+    /// for _ in 0..3 {
+    ///     cache.with_bound(&a.read(), &a.read(), |bound| bound.execute_into(&mut out, Par::Seq))??;
+    /// }
+    /// assert_eq!(out.as_slice(), &[7.0, 10.0, 15.0, 22.0]);
+    /// assert_eq!((cache.stats().misses, cache.stats().hits), (1, 2));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn with_bound<T: Element, R>(
+        &mut self,
+        a: &TensorRead<'_, T>,
+        b: &TensorRead<'_, T>,
+        f: impl FnOnce(BoundMatmul<'_, T>) -> R,
+    ) -> Result<R, KernelError> {
+        if let Some(bound) = self.lru.front().and_then(|plan| plan.bind(a, b).ok()) {
+            let value = f(bound);
+            self.lru.count_front_hit();
+            return Ok(value);
+        }
+        let plan = self.get_or_prepare(a.layout(), b.layout())?;
+        Ok(f(plan.bind(a, b)?))
     }
 
     /// The statistics so far.

@@ -217,3 +217,36 @@ fn gemm_cache_hits_errors_and_rejection() {
     assert_eq!(owned.out_shape(), &[2, 2]);
     assert_eq!(tiny.stats().rejected, 1);
 }
+
+#[test]
+fn gemm_with_bound_checks_once_and_falls_back_on_another_layout() {
+    let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0]).unwrap();
+    let bad = Tensor::<f64>::zeros([3, 3]);
+    let mut cache = GemmAnalysisCache::new(CacheLimits::new(4, 1 << 16));
+    let mut out = Tensor::<f64>::zeros([2, 2]);
+    let mut ran = 0;
+    let refused = cache.with_bound(&a.read(), &bad.read(), |_| ran += 1);
+    assert!(refused.is_err() && ran == 0, "no product: the callback does not run");
+    // Miss, then a hit on the most recent plan.
+    for _ in 0..2 {
+        cache
+            .with_bound(&a.read(), &a.read(), |p| p.execute_into(&mut out, Par::Seq))
+            .unwrap()
+            .unwrap();
+    }
+    assert_eq!(out.as_slice(), &[7.0, 10.0, 15.0, 22.0]);
+    assert_eq!((cache.stats().misses, cache.stats().hits), (2, 1));
+    // A transposed operand is another plan: the front plan does not bind it, the fallback
+    // prepares the right one (a plan bound to the wrong layout would give [7, 10, 15, 22]).
+    let t = a.read().transpose();
+    cache.with_bound(&t, &a.read(), |p| p.execute_into(&mut out, Par::Seq)).unwrap().unwrap();
+    assert_eq!(out.as_slice(), &[10.0, 14.0, 14.0, 20.0]);
+    assert_eq!(cache.len(), 2);
+    // The first plan again: found by key, not at the front.
+    cache
+        .with_bound(&a.read(), &a.read(), |p| p.execute_into(&mut out, Par::Seq))
+        .unwrap()
+        .unwrap();
+    assert_eq!(out.as_slice(), &[7.0, 10.0, 15.0, 22.0]);
+    assert_eq!(cache.stats().hits, 2);
+}

@@ -411,14 +411,18 @@ impl CpuExecSession<'_> {
         b: TensorRead<'_, T>,
     ) -> Result<Tensor<T>, OpError> {
         check_access([&a, &b])?;
-        let plan = self.gemm.get_or_prepare(a.layout(), b.layout())?;
-        self.counters.operations += 1;
-        let loan = &mut self.loan;
-        let plan = &*plan;
-        self.entry
-            .with_native_parallelism(Family::Gemm, plan.flops(), &mut self.counters.routes, |par| {
-                plan.execute(&a, &b, loan, par)
-            })
+        let (loan, entry, counters) = (&mut self.loan, self.entry, &mut *self.counters);
+        // The plan checks the operands' layouts once, when it is bound to them.
+        self.gemm
+            .with_bound(&a, &b, |plan| {
+                counters.operations += 1;
+                entry.with_native_parallelism(
+                    Family::Gemm,
+                    plan.flops(),
+                    &mut counters.routes,
+                    |par| plan.execute(loan, par),
+                )
+            })?
             .map_err(OpError::from)
     }
 
@@ -460,13 +464,17 @@ impl CpuExecSession<'_> {
         if !out.readiness().is_ready() {
             return Err(OpError::BadOutput("pending"));
         }
-        let plan = self.gemm.get_or_prepare(a.layout(), b.layout())?;
-        self.counters.operations += 1;
-        let plan = &*plan;
-        self.entry
-            .with_native_parallelism(Family::Gemm, plan.flops(), &mut self.counters.routes, |par| {
-                plan.execute_into(&a, &b, out, par)
-            })
+        let (entry, counters) = (self.entry, &mut *self.counters);
+        self.gemm
+            .with_bound(&a, &b, |plan| {
+                counters.operations += 1;
+                entry.with_native_parallelism(
+                    Family::Gemm,
+                    plan.flops(),
+                    &mut counters.routes,
+                    |par| plan.execute_into(out, par),
+                )
+            })?
             .map_err(OpError::from)
     }
 

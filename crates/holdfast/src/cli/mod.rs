@@ -16,6 +16,7 @@
 //! panic that slips through is still reported as one line (the panic hook below).
 #![allow(clippy::print_stderr, reason = "the program reports its errors on standard error")]
 
+mod alloc_count;
 mod baseline;
 mod bench;
 mod demo;

@@ -382,15 +382,15 @@ fn counted(
     let (slot, arbiter, copies) =
         (backend.slot_lock_acquisitions(), backend.arbiter_lock_acquisitions(), copy_stats());
     let mut timed = Ok(Duration::ZERO);
-    let allocations = allocation_counter::measure(|| {
+    let allocations = crate::cli::alloc_count::measure(|| {
         let start = Instant::now();
         timed = (0..k).try_for_each(|_| exec.apply(op, out)).map(|()| start.elapsed());
     });
     let elapsed = timed?;
     let counters = Counters {
         ops: k,
-        allocations: allocations.count_total,
-        allocated_bytes: allocations.bytes_total,
+        allocations: allocations.count,
+        allocated_bytes: allocations.bytes,
         slot_locks: backend.slot_lock_acquisitions() - slot,
         arbiter_locks: backend.arbiter_lock_acquisitions() - arbiter,
         copies: copy_stats().since(copies).elements,

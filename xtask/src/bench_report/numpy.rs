@@ -1,0 +1,106 @@
+//! numpy measured in the same run as holdfast: the side-by-side column of the einsum table.
+//!
+//! The kernels issue quotes numpy's medians from one earlier measurement; this machine is shared
+//! and its speed drifts by tens of percent between hours, so the report also runs numpy now, on
+//! the same instances, beside the campaign. numpy and opt_einsum are installed by this command
+//! into a virtual environment under the target directory (`target/numpy-venv`, pinned to the
+//! versions the issue quotes), never by hand and never system-wide. When python3 or the package
+//! index is unavailable the column says "not measured" and the report goes on.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::DynError;
+use crate::cmd::workspace_root;
+
+/// The versions the kernels issue quotes (numpy 2.4, opt_einsum 3.4).
+const REQUIREMENTS: &[&str] = &["numpy==2.4.*", "opt_einsum==3.4.*"];
+
+/// numpy's medians from this run.
+#[derive(Debug, Default)]
+pub(crate) struct NumpyRun {
+    /// "numpy 2.4.6, opt_einsum 3.4.0".
+    pub(crate) versions: String,
+    /// Median milliseconds per instance name.
+    pub(crate) medians_ms: BTreeMap<String, f64>,
+}
+
+/// Installs numpy into `venv` when needed and times every instance of `instances` with it;
+/// `budget_s` is the timed budget per instance (after one untimed run).
+pub(crate) fn measure(venv: &Path, instances: &Path, budget_s: f64) -> Result<NumpyRun, DynError> {
+    let python = ensure_venv(venv)?;
+    let script = workspace_root().join("scripts/numpy_einsum_reference.py");
+    let out = Command::new(&python)
+        .arg(&script)
+        .arg(instances)
+        .args(["--budget-s", &budget_s.to_string()])
+        .stderr(Stdio::inherit())
+        .output()?;
+    if !out.status.success() {
+        return Err(format!("{} failed ({})", script.display(), out.status).into());
+    }
+    parse(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// The script's one JSON line.
+fn parse(text: &str) -> Result<NumpyRun, DynError> {
+    let doc: serde_json::Value = serde_json::from_str(text.trim())?;
+    let version = |k: &str| doc[k].as_str().unwrap_or("?").to_owned();
+    let medians_ms = doc["medians_ms"]
+        .as_object()
+        .ok_or("numpy script: no medians_ms object")?
+        .iter()
+        .filter_map(|(k, v)| v.as_f64().map(|ms| (k.clone(), ms)))
+        .collect();
+    Ok(NumpyRun {
+        versions: format!("numpy {}, opt_einsum {}", version("numpy"), version("opt_einsum")),
+        medians_ms,
+    })
+}
+
+/// The venv's python, creating the venv and installing [`REQUIREMENTS`] when missing.
+fn ensure_venv(venv: &Path) -> Result<PathBuf, DynError> {
+    let python = venv.join("bin/python");
+    let ready = |py: &Path| {
+        Command::new(py)
+            .args(["-c", "import numpy, opt_einsum"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if ready(&python) {
+        return Ok(python);
+    }
+    eprintln!("bench-report: installing {} into {}", REQUIREMENTS.join(" "), venv.display());
+    let mut create = Command::new("python3");
+    create.args(["-m", "venv"]).arg(venv);
+    crate::cmd::run(create)?;
+    let mut pip = Command::new(&python);
+    pip.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(REQUIREMENTS);
+    crate::cmd::run(pip)?;
+    if ready(&python) {
+        Ok(python)
+    } else {
+        Err(format!("{} cannot import numpy after installing it", python.display()).into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    #[test]
+    fn parses_the_script_output() {
+        let run = parse(
+            r#"{"numpy": "2.4.6", "opt_einsum": "3.4.0", "medians_ms": {"a": 1.5, "b": 2}, "runs": {}}"#,
+        )
+        .unwrap();
+        assert_eq!(run.versions, "numpy 2.4.6, opt_einsum 3.4.0");
+        assert_eq!(run.medians_ms.get("a"), Some(&1.5));
+        assert_eq!(run.medians_ms.get("b"), Some(&2.0));
+        assert!(parse("not json").is_err());
+        assert!(parse(r#"{"numpy": "2"}"#).is_err());
+    }
+}
