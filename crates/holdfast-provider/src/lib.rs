@@ -12,9 +12,10 @@
 //!   (`holdfast_kernels::Family`); everything else runs inline on the caller. The pool is never
 //!   installed around the caller's continuation. Every install site is listed in
 //!   `docs/design/provider-routes.md`.
-//! - [`CpuDomain::fan_out_lanes`]: the lane fan-out of a phase lease, the second and last
-//!   install site: one lane per thread of the budget, lane `i` on worker `i` (a broadcast), or
-//!   one lane inline for a one-thread budget.
+//! - [`CpuDomain::lane_crew`] and [`LaneCrew`]: the lanes of a phase lease, the second and last
+//!   pool site: for a phase, `threads - 1` workers stay parked in a crew (one rayon scope and
+//!   broadcast job per crew, not per run); each [`LaneCrew::run`] runs lane 0 inline on the
+//!   caller and lane `i` on worker `i`, or one lane inline for a one-thread budget.
 //!
 //! # Examples
 //!
@@ -41,3 +42,4 @@ mod lanes;
 pub use domain::CpuDomain;
 pub use entry::{CpuOperationEntry, ParallelMode, RouteCounters};
 pub use error::ProviderError;
+pub use lanes::LaneCrew;

@@ -231,11 +231,11 @@ pub enum OpError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CpuPhaseError {
-    /// The caller is a worker of the engine's own pool: the lanes need every worker of that pool,
-    /// including the one that would wait for them. Refused before any work.
+    /// The caller is a worker of the engine's own pool: a phase parks that pool's workers for its
+    /// whole length, so it cannot be opened from inside one of them. Refused before any work.
     #[error(
         "a phase cannot be opened from worker {worker} of the engine's own pool: \
-         its lanes need that worker"
+         its workers are parked for the phase"
     )]
     PoolWorker {
         /// The caller's index in the engine's pool.

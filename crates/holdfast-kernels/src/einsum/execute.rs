@@ -2,6 +2,7 @@
 //! the caller's allocator and giving intermediates back as soon as they are consumed.
 
 use holdfast_tensor::{Element, Tensor, TensorRead, record_copy};
+use smallvec::SmallVec;
 
 use super::plan::{CopyOp, Core, EinsumPlan, Finish, SumOp};
 use crate::matmul::gemm::run_batch;
@@ -24,13 +25,16 @@ impl<T> Slot<'_, T> {
     }
 }
 
+/// The live operands of a run, inline for the common handful (no allocation per run).
+type Slots<'a, T> = SmallVec<[Slot<'a, T>; 8]>;
+
 fn release<T: Element, A: KernelAlloc + ?Sized>(slot: Slot<'_, T>, alloc: &mut A) {
     if let Slot::Owned(v) = slot {
         alloc.give(v);
     }
 }
 
-fn take_at<'a, T>(list: &mut Vec<Slot<'a, T>>, i: usize, j: usize) -> (Slot<'a, T>, Slot<'a, T>)
+fn take_at<'a, T>(list: &mut Slots<'a, T>, i: usize, j: usize) -> (Slot<'a, T>, Slot<'a, T>)
 where
     T: Copy,
 {
@@ -96,7 +100,7 @@ impl EinsumPlan {
         } else {
             Par::Seq
         };
-        let mut list: Vec<Slot<'_, T>> =
+        let mut list: Slots<'_, T> =
             operands.iter().map(|o| Slot::Input(o.storage(), o.offset())).collect();
         for step in &self.steps {
             let (sa, sb) = take_at(&mut list, step.i, step.j);

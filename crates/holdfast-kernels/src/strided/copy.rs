@@ -158,22 +158,25 @@ fn gather_copy<T: Element>(nest: &Nest, src: &[T], so: usize, dst: &mut [T], dof
         let dummy: [T; 1] = [T::ZERO];
         return nest.run(dst, doff, src, so, &dummy, 0, &|o: &mut T, x: T, _| *o = x);
     }
-    // Source offsets of the block.
-    let mut table: Vec<usize> = Vec::with_capacity(block);
-    table.push(0);
+    // Source offsets of the block, on the stack (`block <= GATHER_BLOCK`): a warm operation
+    // allocates nothing here.
+    let mut offsets = [0usize; GATHER_BLOCK];
+    let mut filled = 1;
     for axis in (split..r).rev() {
-        let len = table.len();
+        let len = filled;
         for i in 1..nest.shape[axis] {
             for k in 0..len {
-                table.push(table[k] + i * nest.sa[axis]);
+                offsets[filled] = offsets[k] + i * nest.sa[axis];
+                filled += 1;
             }
         }
     }
     // Built with the last axis as the least significant digit: row-major (destination) order.
+    let table = &offsets[..block];
     let outer = &nest.shape[..split];
     for_each_outer(outer, &nest.so, &nest.sa, doff, so, |pd, ps| {
         let d = &mut dst[pd..pd + block];
-        for (o, &t) in d.iter_mut().zip(&table) {
+        for (o, &t) in d.iter_mut().zip(table) {
             *o = src[ps + t];
         }
     });

@@ -8,15 +8,16 @@
 //!   `holdfast-worker-{i}` and bind themselves to the domain's CPUs when they start; a worker that
 //!   cannot bind keeps running unbound (binding is placement, not correctness) and the failure is
 //!   counted in [`CpuDomain::unbound_workers`].
-//! - Nothing here changes after construction, so a domain is shared freely between the handles of
-//!   one engine.
+//! - Nothing here changes after construction but the "a lane crew is open" flag, which
+//!   [`CpuDomain::lane_crew`] holds for a crew's life; so a domain is shared freely between the
+//!   handles of one engine.
 
 #[cfg(test)]
 mod tests;
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use holdfast_affinity::{CpuSet, Topology};
 
@@ -44,6 +45,9 @@ pub struct CpuDomain {
     pool: Option<rayon::ThreadPool>,
     /// Workers whose binding to `cpus` failed (written once per worker at start-up).
     unbound: Arc<AtomicUsize>,
+    /// True while a lane crew is open on the pool (`crate::lanes`): the only state a domain
+    /// changes after construction.
+    crew_open: AtomicBool,
 }
 
 impl CpuDomain {
@@ -85,7 +89,7 @@ impl CpuDomain {
         } else {
             None
         };
-        Ok(CpuDomain { cpus, threads, pool, unbound })
+        Ok(CpuDomain { cpus, threads, pool, unbound, crew_open: AtomicBool::new(false) })
     }
 
     /// A domain over every CPU the process may use, with all of them as the thread budget.
@@ -132,5 +136,10 @@ impl CpuDomain {
     /// Workers that started without being bound to the domain's CPUs.
     pub fn unbound_workers(&self) -> usize {
         self.unbound.load(Ordering::Relaxed)
+    }
+
+    /// The "a lane crew is open" flag (`crate::lanes`).
+    pub(crate) fn crew_flag(&self) -> &AtomicBool {
+        &self.crew_open
     }
 }

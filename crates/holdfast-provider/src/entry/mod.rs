@@ -4,8 +4,9 @@
 //! making one per operation costs two words and has nothing to retire (P4).
 //!
 //! [`CpuOperationEntry::with_native_parallelism`] is the only place in the workspace that installs
-//! an engine's pool around an operation (P2); the other install site is the lane fan-out of a
-//! phase lease ([`CpuDomain::fan_out_lanes`](crate::CpuDomain::fan_out_lanes)). It installs it around exactly one lower-library call, and only when
+//! an engine's pool around an operation (P2); the other pool site is the lane crew of a phase
+//! lease ([`CpuDomain::lane_crew`](crate::CpuDomain::lane_crew)). It installs it around exactly
+//! one lower-library call, and only when
 //! [`CpuOperationEntry::par_for`] says the operation fans out: inner mode, a budget above one, a
 //! pool, and a size at or above the family's threshold (B5). Everything else runs inline on the
 //! caller's thread, so a small operation on a multi-thread engine never pays for an install. The

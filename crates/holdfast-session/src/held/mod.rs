@@ -200,7 +200,8 @@ impl<'b> CpuHeldSession<'b> {
     /// # Errors
     ///
     /// [`CpuPhaseError::PoolWorker`] when the calling thread is a worker of the engine's own pool
-    /// (the lanes need every worker, this one included), checked before anything else;
+    /// (a phase parks that pool's workers for its whole length, and the caller would be parking
+    /// its own pool from inside one of them), checked before anything else;
     /// [`CpuPhaseError::Admission`] when a lane cannot join the session's owner (poisoned
     /// admission state). `f` does not run in either case.
     ///
@@ -306,15 +307,18 @@ impl<'b> CpuHeldSession<'b> {
     /// ```
     pub fn close(self) -> Result<SessionStats, CpuHeldSessionError> {
         let stats = self.stats();
+        // The bindings are declared in the reverse of the release order: should a release step
+        // panic, the locals still alive drop in reverse declaration order, which is then the
+        // release order again (owner marker, affinity, permit, lanes), as in a plain drop.
         let HeldSessionState {
             backend: _,
-            checkout,
-            owner,
-            affinity,
-            permit,
             telemetry: _,
-            lanes,
             _not_send_sync: _,
+            lanes,
+            permit,
+            affinity,
+            owner,
+            checkout,
         } = self.state;
         drop(checkout);
         drop(owner);

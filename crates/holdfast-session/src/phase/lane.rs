@@ -1,7 +1,8 @@
 //! One lane of a phase run: its admission, its view ([`PhaseLane`]), its report and its
 //! telemetry ([`LaneStats`]).
 //!
-//! `run_lane` is what the provider's lane fan-out calls on each lane's thread. It enters the lane
+//! `run_lane` is what the provider's lane crew calls on each lane's thread (lane 0 on the phase's
+//! caller, the others on the crew's parked workers). It enters the lane
 //! through the crate's one child entry (`backend::run_as_child`, with the lane's permit joined
 //! when the phase opened: mark the thread with the session's owner, check the lane's private
 //! resources out), builds the operation view
@@ -40,8 +41,12 @@ pub(crate) struct LaneContext<'r> {
     pub(crate) stats: &'r [LaneStats],
     pub(crate) cancel: &'r AtomicBool,
     pub(crate) first_failure: &'r AtomicUsize,
-    /// True when the lane runs inline on the caller (one-thread budget).
-    pub(crate) inline: bool,
+}
+
+/// True for the lane that runs inline on the phase's caller: lane 0, whatever the budget (the
+/// provider's lane crew runs lane 0 on its caller).
+pub(crate) fn is_inline(lane: usize) -> bool {
+    lane == 0
 }
 
 impl LaneContext<'_> {
@@ -87,7 +92,7 @@ where
     let (Some(admission), Some(slot), Some(&before)) =
         (cx.admissions.get(lane), cx.slots.get(lane), cx.stats.get(lane))
     else {
-        // Unreachable: the fan-out runs lanes 0..threads and the set has `threads` lanes.
+        // Unreachable: the crew runs lanes 0..threads and the set has `threads` lanes.
         cx.fail(lane);
         let what = "the phase's lane set";
         return refused(SessionEntryError::ResourcePoisoned { what });
@@ -103,7 +108,7 @@ where
                     lane,
                     lanes: cx.slots.len(),
                     cancel: cx.cancel,
-                    inline: cx.inline,
+                    inline: is_inline(lane),
                     before,
                 };
                 body(lane, &mut lane_view)
@@ -194,7 +199,8 @@ impl PhaseLane<'_, '_> {
         self.cancel.load(Ordering::Acquire)
     }
 
-    /// True when this lane runs inline on the phase's caller (a one-thread budget).
+    /// True when this lane runs inline on the phase's caller: lane 0, whatever the budget (the
+    /// other lanes run on the phase's parked pool workers).
     pub fn is_inline(&self) -> bool {
         self.inline
     }
@@ -257,7 +263,7 @@ pub struct LaneStats {
     pub lane: usize,
     /// Runs in which the lane was admitted and its body ran.
     pub runs: u64,
-    /// Of those, runs inline on the phase's caller (one-thread budget).
+    /// Of those, runs inline on the phase's caller (lane 0 runs there every time).
     pub inline_runs: u64,
     /// Operations the lane's views ran.
     pub operations: u64,

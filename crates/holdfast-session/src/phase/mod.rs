@@ -3,10 +3,11 @@
 //!
 //! A phase is opened by [`CpuHeldSession::phase`](crate::CpuHeldSession::phase), which borrows the
 //! session mutably: while the phase lives the root's own operations are parked (the borrow
-//! checker, not a runtime flag, keeps them out). [`CpuPhase::run`] runs one **lane** per thread of
-//! the engine's budget through the provider's lane fan-out
-//! ([`CpuDomain::fan_out_lanes`](holdfast_provider::CpuDomain::fan_out_lanes), lane `i` on pool
-//! worker `i`, or lane 0 inline on the caller for a one-thread budget).
+//! checker, not a runtime flag, keeps them out). The phase opens the provider's lane crew
+//! ([`CpuDomain::lane_crew`](holdfast_provider::CpuDomain::lane_crew)) for its whole length, so
+//! the pool's workers stay hot between runs, and [`CpuPhase::run`] runs one **lane** per thread of
+//! the engine's budget through it ([`LaneCrew::run`](holdfast_provider::LaneCrew::run)): lane 0
+//! inline on the caller (the session's owner thread), lane `i` on pool worker `i`.
 //!
 //! # Invariants
 //!
@@ -21,8 +22,11 @@
 //!   [`EngineResources`](holdfast_resources::EngineResources) in its own slot, built once — at the session's first phase — and kept by the session, so
 //!   every run of every later phase of that session finds its lane's buffer pool and plan caches
 //!   warm. They never touch the session's checked-out resources.
-//! - **Concurrency.** At most `threads` lanes run at once: one per pool worker, and the caller
-//!   waits (or, for a one-thread budget, is the one lane).
+//! - **Concurrency.** At most `threads` lanes run at once: lane 0 on the caller and one per
+//!   parked crew worker (`threads - 1` of them); the pool's remaining worker runs no lane. A
+//!   one-thread budget has no pool: the caller is the one lane. Lane 0 runs on the owner's
+//!   thread, whose marker is already the session's owner: the child entry marks it again with the
+//!   same owner and restores it after the lane.
 //! - **Failure.** A lane that returns an error, panics or cannot enter the run sets the run's
 //!   cancel flag ([`PhaseLane::cancelled`]); every lane is joined before [`CpuPhase::run`] returns
 //!   or resumes a panic. Precedence: a panic is resumed first, then a session (admission) error,
@@ -35,7 +39,8 @@
 //! `Acquire` by its peers, so a peer that sees it set also sees what the failing lane wrote before
 //! failing. The order of failures is recorded with one `compare_exchange` (`AcqRel`) on the
 //! run's first-failure index. Lane reports (results, counters, panics) are handed back through the
-//! fan-out's join, which happens-before [`CpuPhase::run`] reads them; lane telemetry is then
+//! crew's join (each worker's `Release` done report, `Acquire`d by the caller; see the provider's
+//! `lanes` module), which happens-before [`CpuPhase::run`] reads them; lane telemetry is then
 //! updated by the caller in plain integers.
 
 mod lane;
@@ -47,6 +52,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 
 use holdfast_arbiter::{OwnerId, ResourcePermit};
+use holdfast_provider::LaneCrew;
 use holdfast_resources::{EngineResourceSlot, EngineResources};
 
 pub use lane::{LaneStats, PhaseLane};
@@ -54,7 +60,7 @@ pub use lane::{LaneStats, PhaseLane};
 use crate::SessionEntryError;
 use crate::engine::CpuEngine;
 use crate::error::{CpuPhaseError, PhaseRunError};
-use lane::{LaneContext, LaneOutcome, LaneReport, NO_LANE, run_lane};
+use lane::{LaneContext, LaneOutcome, LaneReport, NO_LANE, is_inline, run_lane};
 
 /// The private resources and telemetry of a session's lanes, built at its first phase.
 #[derive(Debug)]
@@ -143,6 +149,8 @@ pub struct CpuPhase<'p> {
     owner: OwnerId,
     /// One joined permit per lane (the lanes' child admissions), released when the phase ends.
     admissions: Vec<ResourcePermit>,
+    /// The provider's lane crew, open for the whole phase (its workers stay hot between runs).
+    crew: &'p LaneCrew<'p>,
     /// The lanes' private resources, shared with the lanes during a run.
     slots: &'p [EngineResourceSlot],
     /// The lanes' telemetry: read by the lanes during a run, updated by the caller after it.
@@ -153,8 +161,10 @@ pub struct CpuPhase<'p> {
     _not_send_sync: PhantomData<*const ()>,
 }
 
-/// Opens a phase over `lanes` under `owner` — one child admission per lane — and runs `f` with it
-/// (called by [`CpuHeldSession::phase`](crate::CpuHeldSession::phase) after its checks).
+/// Opens a phase over `lanes` under `owner` — one child admission per lane, and the domain's lane
+/// crew for the whole phase — and runs `f` with it (called by
+/// [`CpuHeldSession::phase`](crate::CpuHeldSession::phase) after its checks; the crew is closed,
+/// and its workers released, when `f` returns or unwinds).
 pub(crate) fn lease<R>(
     engine: &Arc<CpuEngine>,
     owner: OwnerId,
@@ -173,24 +183,28 @@ pub(crate) fn lease<R>(
             .map_err(|e| CpuPhaseError::Admission { lane, source: SessionEntryError::from(e) })?;
         admissions.push(permit);
     }
-    let mut phase = CpuPhase {
-        engine,
-        owner,
-        admissions,
-        slots,
-        stats,
-        built: *built,
-        totals,
-        runs: 0,
-        _not_send_sync: PhantomData,
-    };
-    Ok(f(&mut phase))
+    // The lane site (docs/design/provider-routes.md): the crew lives as long as the phase.
+    Ok(engine.domain.lane_crew(|crew| {
+        let mut phase = CpuPhase {
+            engine,
+            owner,
+            admissions,
+            crew,
+            slots,
+            stats,
+            built: *built,
+            totals,
+            runs: 0,
+            _not_send_sync: PhantomData,
+        };
+        f(&mut phase)
+    }))
 }
 
 impl CpuPhase<'_> {
-    /// Runs `body(lane, view)` once for every lane `0..self.lanes()`, concurrently on the
-    /// engine's pool (inline on the caller for a one-thread budget), and returns once every lane
-    /// has finished.
+    /// Runs `body(lane, view)` once for every lane `0..self.lanes()` — lane 0 inline on the
+    /// caller, the others concurrently on the phase's parked pool workers — and returns once every
+    /// lane has finished.
     ///
     /// Each lane is admitted as a reentrant child of the session's owner (it never waits) and
     /// gets a [`PhaseLane`]: the normal operation view over the lane's own resources (warm from
@@ -238,8 +252,6 @@ impl CpuPhase<'_> {
     {
         let cancel = AtomicBool::new(false);
         let first_failure = AtomicUsize::new(NO_LANE);
-        let domain = &self.engine.domain;
-        let inline = domain.pool().is_none();
         let cx = LaneContext {
             engine: self.engine,
             admissions: &self.admissions,
@@ -247,15 +259,14 @@ impl CpuPhase<'_> {
             stats: self.stats,
             cancel: &cancel,
             first_failure: &first_failure,
-            inline,
         };
-        // The lane fan-out: the only place a phase puts work on the pool (provider-routes.md).
-        let reports = domain.fan_out_lanes(|lane| run_lane(&cx, lane, &body));
+        // The only place a phase puts work on the pool's (parked) workers (provider-routes.md).
+        let reports = self.crew.run(|lane| run_lane(&cx, lane, &body));
         // Every lane has been joined here.
         self.runs += 1;
         self.totals.runs += 1;
-        for (stats, report) in self.stats.iter_mut().zip(&reports) {
-            stats.record(report, inline);
+        for (lane, (stats, report)) in self.stats.iter_mut().zip(&reports).enumerate() {
+            stats.record(report, is_inline(lane));
             self.totals.lane_operations += report.operations();
         }
         settle(reports, first_failure.into_inner())

@@ -1,6 +1,8 @@
 //! Tests of the phase lease (SPEC B1): lane coverage and results, the inline one-thread case,
 //! the pool-worker refusal, cancellation, panics and error precedence after every lane joined,
-//! reuse after failure, bounded concurrency, admission while lanes run, and warm lane resources.
+//! reuse after failure, bounded concurrency, admission while lanes run, warm lane resources, lane
+//! placement (lane 0 inline on the owner thread, lane `i` on worker `i`) and the release of the
+//! pool when the phase callback panics.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -454,4 +456,83 @@ fn a_lane_is_a_child_of_the_session_owner_and_restores_its_worker() {
         assert!(markers.iter().all(|set| !set), "every worker's marker was restored");
     }
     s.close().unwrap();
+}
+
+#[test]
+fn lane_zero_runs_inline_on_the_owner_thread_and_lane_i_on_worker_i() {
+    let b = backend(all_threads());
+    if b.threads() < 2 {
+        return;
+    }
+    let pool = b.domain().pool().unwrap();
+    let caller = std::thread::current().id();
+    let mut s = b.open_session().unwrap();
+    let owner = s.owner();
+    let placements = Mutex::new(Vec::new());
+    let stats = s
+        .phase(|phase| {
+            for _ in 0..20 {
+                phase
+                    .run(|lane, view| {
+                        assert_eq!(current_owner(), Some(owner), "every lane runs as the session");
+                        let on_caller = std::thread::current().id() == caller;
+                        placements.lock().unwrap().push((
+                            lane,
+                            view.is_inline(),
+                            on_caller,
+                            pool.current_thread_index(),
+                        ));
+                        Ok::<(), ()>(())
+                    })
+                    .unwrap();
+            }
+            phase.lane_stats().to_vec()
+        })
+        .unwrap();
+    let placements = placements.into_inner().unwrap();
+    assert_eq!(placements.len(), 20 * b.threads());
+    for (lane, inline, on_caller, worker) in placements {
+        if lane == 0 {
+            assert!(inline && on_caller && worker.is_none(), "lane 0 inline on the owner thread");
+        } else {
+            assert!(!inline && !on_caller, "lane {lane} on a pool worker");
+            assert_eq!(worker, Some(lane), "lane {lane} always on worker {lane}");
+        }
+    }
+    assert_eq!((stats[0].runs, stats[0].inline_runs), (20, 20));
+    assert!(stats[1..].iter().all(|l| l.runs == 20 && l.inline_runs == 0));
+    assert_eq!(current_owner(), Some(owner), "the caller's marker is the session's again");
+    s.close().unwrap();
+}
+
+#[test]
+fn a_panicking_phase_callback_releases_the_pool_and_the_session_stays_usable() {
+    let b = backend(all_threads());
+    let mut s = b.open_session().unwrap();
+    let out = catch_unwind(AssertUnwindSafe(|| {
+        s.phase(|phase| {
+            phase.run(|_, _| Ok::<(), ()>(())).unwrap();
+            panic!("the outer scheduler gave up");
+        })
+    }));
+    assert_eq!(out.unwrap_err().downcast_ref::<&str>(), Some(&"the outer scheduler gave up"));
+    if let Some(pool) = b.domain().pool() {
+        // The phase's parked workers were released: a broadcast needs every one of them.
+        let workers = pool.broadcast(|ctx| ctx.index());
+        assert_eq!(workers, (0..b.threads()).collect::<Vec<_>>());
+    }
+    // The next phase opens its crew again and runs.
+    let lanes = AtomicUsize::new(0);
+    s.phase(|phase| {
+        phase
+            .run(|_, _| {
+                lanes.fetch_add(1, Ordering::SeqCst);
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+    })
+    .unwrap();
+    assert_eq!(lanes.into_inner(), b.threads());
+    let st = s.close().unwrap();
+    assert_eq!(st.phase_runs, 2);
 }
