@@ -36,7 +36,7 @@ mod tensor;
 
 pub use element::{DType, Element};
 pub use error::TensorError;
-pub use layout::{Dims, Layout};
+pub use layout::{Dims, Layout, SizedLayout};
 pub use read::{TensorRead, TensorReadIter};
 pub use storage::{AllocationDomain, CopyStats, ProviderId, Readiness, copy_stats, record_copy};
 pub use tensor::Tensor;

@@ -17,7 +17,7 @@ mod nano;
 #[cfg(test)]
 mod tests;
 
-use holdfast_tensor::{Dims, Element, Layout, Tensor, TensorRead};
+use holdfast_tensor::{Dims, Element, Layout, SizedLayout, Tensor, TensorRead};
 use smallvec::SmallVec;
 
 use crate::{KernelAlloc, KernelError, Par};
@@ -51,7 +51,7 @@ pub struct MatmulPlan {
     /// The dense row-major strides of the output.
     out_strides: Axes3,
     /// The output's dense layout and element count, for [`execute`](Self::execute).
-    out_layout: Layout,
+    out_layout: SizedLayout,
     out_len: usize,
     spec: BatchSpec,
     /// The product prepared for faer when it is a plain single product (most are).
@@ -80,7 +80,7 @@ impl MatmulPlan {
             b_strides: Axes3::of(b.strides()),
             out_shape: Axes3::of(&out_shape),
             out_strides,
-            out_layout,
+            out_layout: SizedLayout::new(out_layout),
             out_len,
             single: SingleGemm::new(&spec),
             spec,
@@ -234,11 +234,7 @@ impl<T: Element> BoundMatmul<'_, T> {
             check_out(out, plan.out_shape.as_slice())?;
         }
         let co = out.offset();
-        let (a, ao, b, bo) = (self.a, self.ao, self.b, self.bo);
-        match &plan.single {
-            Some(single) => single.run(out.as_mut_slice(), co, a, ao, b, bo, par),
-            None => run_batch(&plan.spec, out.as_mut_slice(), co, a, ao, b, bo, par),
-        }
+        self.run(out.as_mut_slice(), co, par);
         Ok(())
     }
 
@@ -253,9 +249,21 @@ impl<T: Element> BoundMatmul<'_, T> {
         par: Par,
     ) -> Result<Tensor<T>, KernelError> {
         let plan = self.plan;
-        let mut out = Tensor::from_layout(alloc.take::<T>(plan.out_len), plan.out_layout.clone())?;
-        self.execute_into(&mut out, par)?;
-        Ok(out)
+        // The product goes into the bare buffer (dense, the plan's output layout) and the tensor
+        // is built last, straight into the result: no tensor is moved around the kernel call.
+        let mut buf = alloc.take::<T>(plan.out_len);
+        self.run(&mut buf, 0, par);
+        Ok(Tensor::from_sized_layout(buf, &plan.out_layout)?)
+    }
+
+    /// Writes the product into `c` from offset `co`, laid out as the plan's output.
+    #[inline]
+    fn run(self, c: &mut [T], co: usize, par: Par) {
+        let (a, ao, b, bo) = (self.a, self.ao, self.b, self.bo);
+        match &self.plan.single {
+            Some(single) => single.run(c, co, a, ao, b, bo, par),
+            None => run_batch(&self.plan.spec, c, co, a, ao, b, bo, par),
+        }
     }
 }
 

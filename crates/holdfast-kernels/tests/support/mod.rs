@@ -49,6 +49,17 @@ pub(crate) fn reference_einsum(
     spec: &str,
     operands: &[TensorRead<'_, f64>],
 ) -> (Vec<usize>, Vec<f64>) {
+    let (shape, out, _) = reference_einsum_with_magnitude(spec, operands);
+    (shape, out)
+}
+
+/// [`reference_einsum`] plus, per output element, the sum of the absolute values of the terms
+/// it adds up: the scale of the rounding error any summation order may make (cancellation can
+/// leave a result far smaller than its terms, and its relative error large).
+pub(crate) fn reference_einsum_with_magnitude(
+    spec: &str,
+    operands: &[TensorRead<'_, f64>],
+) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
     let parsed = holdfast_kernels::einsum::parse(spec).unwrap();
     let nl = parsed.labels().len();
     let mut dims = vec![1usize; nl];
@@ -60,6 +71,7 @@ pub(crate) fn reference_einsum(
     let out_shape: Vec<usize> = parsed.output().iter().map(|&l| dims[l as usize]).collect();
     let out_len: usize = out_shape.iter().product();
     let mut out = vec![0.0; out_len];
+    let mut magnitude = vec![0.0; out_len];
     let total: usize = dims.iter().product();
     let mut assign = vec![0usize; nl];
     let mut idx: Vec<usize> = Vec::new();
@@ -76,6 +88,7 @@ pub(crate) fn reference_einsum(
         }
         if out_len > 0 {
             out[o] += p;
+            magnitude[o] += p.abs();
         }
         for l in (0..nl).rev() {
             assign[l] += 1;
@@ -85,7 +98,15 @@ pub(crate) fn reference_einsum(
             assign[l] = 0;
         }
     }
-    (out_shape, out)
+    (out_shape, out, magnitude)
+}
+
+/// Max error relative to the terms' magnitude (see [`reference_einsum_with_magnitude`]): the
+/// largest `|got - want|` over the largest per-element sum of absolute terms (or 1e-300).
+pub(crate) fn term_rel_err(got: &[f64], want: &[f64], magnitude: &[f64]) -> f64 {
+    assert_eq!(got.len(), want.len(), "lengths differ");
+    let scale = magnitude.iter().fold(0.0f64, |m, &x| m.max(x)).max(1e-300);
+    got.iter().zip(want).fold(0.0f64, |m, (&g, &w)| m.max((g - w).abs())) / scale
 }
 
 /// Max relative error, scaled by the larger of the max |value| and 1e-300.

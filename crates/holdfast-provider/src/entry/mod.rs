@@ -110,6 +110,7 @@ impl<'d> CpuOperationEntry<'d> {
 
     /// The parallelism an operation of `family` and `size` gets: the whole budget when it fans
     /// out, [`Par::Seq`] otherwise.
+    #[inline]
     pub fn par_for(&self, family: Family, size: u64) -> Par {
         match std::num::NonZeroUsize::new(self.domain.threads()) {
             Some(n) if self.uses_inner_parallelism() => Par::Rayon(n).for_size(family, size),
@@ -142,6 +143,7 @@ impl<'d> CpuOperationEntry<'d> {
     /// assert_eq!(routes.installs, u64::from(domain.threads() > 1));
     /// # Ok::<(), holdfast_provider::ProviderError>(())
     /// ```
+    #[inline]
     pub fn with_native_parallelism<R, F>(
         self,
         family: Family,
@@ -155,20 +157,31 @@ impl<'d> CpuOperationEntry<'d> {
     {
         let par = self.par_for(family, size);
         match (par, self.domain.pool()) {
-            (Par::Rayon(_), Some(pool)) => {
-                if pool.current_thread_index().is_some() {
-                    routes.in_pool += 1;
-                    f(par)
-                } else {
-                    routes.installs += 1;
-                    // The operation install site (docs/design/provider-routes.md).
-                    pool.install(|| f(par))
-                }
-            }
+            (Par::Rayon(_), Some(pool)) => fan_out(pool, par, routes, f),
+            // The common, small case stays in the caller's code (this function is inlined, the
+            // fan-out is not): no call, no pool.
             _ => {
                 routes.inline += 1;
                 f(Par::Seq)
             }
         }
+    }
+}
+
+/// The fanning-out arm of [`CpuOperationEntry::with_native_parallelism`]: in place on a worker
+/// of the pool, else through the operation install site.
+#[inline(never)]
+fn fan_out<R, F>(pool: &rayon::ThreadPool, par: Par, routes: &mut RouteCounters, f: F) -> R
+where
+    R: Send,
+    F: FnOnce(Par) -> R + Send,
+{
+    if pool.current_thread_index().is_some() {
+        routes.in_pool += 1;
+        f(par)
+    } else {
+        routes.installs += 1;
+        // The operation install site (docs/design/provider-routes.md).
+        pool.install(|| f(par))
     }
 }

@@ -8,8 +8,11 @@
 //! the layout fits a particular storage buffer is a separate check ([`Layout::check_fits`]), made
 //! once when a tensor or view is built.
 
+mod sized;
 #[cfg(test)]
 mod tests;
+
+pub use sized::SizedLayout;
 
 use std::ops::Range;
 

@@ -192,7 +192,7 @@ impl<T: Element> Tensor<T> {
         Tensor::from_checked(vec![value], Layout::default_scalar())
     }
 
-    fn from_checked(data: Vec<T>, layout: Layout) -> Self {
+    pub(crate) fn from_checked(data: Vec<T>, layout: Layout) -> Self {
         debug_assert!(layout.required_len() <= data.len());
         Tensor { data, layout, domain: AllocationDomain::Host, readiness: Readiness::Ready }
     }

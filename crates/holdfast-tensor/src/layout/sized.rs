@@ -1,0 +1,73 @@
+//! [`SizedLayout`]: a layout with the storage length it needs computed once, for code that
+//! builds many tensors of one layout (a prepared plan's output, on every operation).
+
+use super::Layout;
+use crate::Element;
+use crate::TensorError;
+use crate::tensor::Tensor;
+
+/// A [`Layout`] together with its [`required_len`](Layout::required_len), computed once when
+/// it is made: [`Tensor::from_sized_layout`] then checks a buffer against it in one comparison
+/// instead of walking the axes.
+///
+/// Invariant: `required` is the layout's required length; both fields are private and set only
+/// by [`SizedLayout::new`].
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_tensor::{Layout, SizedLayout, Tensor};
+///
+/// let sized = SizedLayout::new(Layout::contiguous(&[2, 3])?);
+/// assert_eq!(sized.required_len(), 6);
+/// let t = Tensor::from_sized_layout(vec![0.0f64; 6], &sized)?;
+/// assert_eq!(t.shape(), &[2, 3]);
+/// assert!(Tensor::from_sized_layout(vec![0.0f64; 5], &sized).is_err());
+/// # Ok::<(), holdfast_tensor::TensorError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SizedLayout {
+    layout: Layout,
+    required: usize,
+}
+
+impl SizedLayout {
+    /// `layout` with its required storage length.
+    pub fn new(layout: Layout) -> Self {
+        let required = layout.required_len();
+        SizedLayout { layout, required }
+    }
+
+    /// The layout.
+    #[inline]
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The storage length the layout needs (see [`Layout::required_len`]).
+    #[inline]
+    pub fn required_len(&self) -> usize {
+        self.required
+    }
+}
+
+impl<T: Element> Tensor<T> {
+    /// A tensor over `data` with a copy of `layout`'s layout: [`from_layout`](Tensor::from_layout)
+    /// with the fit check reduced to one comparison.
+    ///
+    /// # Errors
+    ///
+    /// [`TensorError::StridesOutOfBounds`] when `data` is shorter than the layout needs.
+    ///
+    /// # Examples
+    ///
+    /// See [`SizedLayout`].
+    #[inline]
+    pub fn from_sized_layout(data: Vec<T>, layout: &SizedLayout) -> Result<Self, TensorError> {
+        if data.len() < layout.required {
+            // The general check builds the error.
+            layout.layout.check_fits(data.len())?;
+        }
+        Ok(Tensor::from_checked(data, layout.layout.clone()))
+    }
+}
