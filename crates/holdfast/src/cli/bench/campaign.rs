@@ -158,7 +158,8 @@ pub(crate) struct Budget {
     pub(crate) per_case: Duration,
 }
 
-/// Operations slower than this skip the separate warm-up round (the cold sample warmed them).
+/// Operations slower than this get a warm-up round of one operation (faster ones get at least
+/// two).
 const SLOW_OP: Duration = Duration::from_millis(100);
 
 /// The four ways on one engine.
@@ -330,10 +331,18 @@ impl<'b> Ways<'b> {
         // Operations per round, from one warm direct operation.
         let (one, _) = self.round(Way::Direct, op, 1, &mut outs[0])?;
         let k = ops_per_round(one, budget.round);
-        // At least two operations: the second finds the first one's output back in the pool.
+        // A warm-up round. Fast operations: at least two, so the second finds the first one's
+        // output back in the pool. Slow ones: one for every way but direct, whose timing
+        // operation above was its own, so that every way's pool has seen one operation after
+        // its cold one before the counted rounds (with only the cold one, the held way's pool on
+        // gm_queen missed once more per operation than the direct way's).
         if one < SLOW_OP {
             for way in Way::ALL {
                 self.round(way, op, k.max(2), &mut outs[way.index()])?;
+            }
+        } else {
+            for way in [Way::Held, Way::Scoped, Way::Naive] {
+                self.round(way, op, 1, &mut outs[way.index()])?;
             }
         }
         #[allow(clippy::cast_precision_loss, reason = "durations and counts are small")]
