@@ -7,7 +7,7 @@
 //! | `cargo xtask test` | the CI gate: system packages, fmt, clippy, every test, rustdoc, repository checks, audit |
 //! | `cargo xtask demo` | the main job: the `holdfast` command's demo on its built-in workload |
 //! | `cargo xtask audit` | the session-entry audit (`--check`, `--self-test`, `--bless`, `--list`) |
-//! | `cargo xtask bench-report` | criterion benches plus `holdfast bench`, written to `docs/perf/REPORT.md` |
+//! | `cargo xtask bench-report` | criterion benches, `holdfast bench` and numpy on the same einsum instances, written to `docs/perf/REPORT.md` |
 //! | `cargo xtask soak` | the bounded soak test of sessions under load |
 //! | `cargo xtask sanitize` | AddressSanitizer and ThreadSanitizer runs with the nightly toolchain |
 //!
@@ -39,8 +39,9 @@ commands:
                  [--format json] [--root DIR]
   tidy           repository checks only (layering, module docs)
   deps           install the system packages the workspace links against (hwloc), if missing
-  bench-report   run the criterion benches and `holdfast bench`, write docs/perf/REPORT.md
-                 [--quick] [--no-instances] [--out FILE]
+  bench-report   run the criterion benches, `holdfast bench` and numpy (installed into
+                 target/numpy-venv), write docs/perf/REPORT.md
+                 [--quick] [--no-instances] [--no-numpy] [--out FILE]
   soak           bounded soak test of sessions: [--seconds N] [--threads 2,4,8] [--seed S]
   sanitize       AddressSanitizer / ThreadSanitizer (nightly) and valgrind: [asan] [tsan] [valgrind]
 ";
