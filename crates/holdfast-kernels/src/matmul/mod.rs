@@ -204,6 +204,24 @@ impl MatmulPlan {
 
 /// A [`MatmulPlan`] with operands whose layouts it has checked ([`MatmulPlan::bind`]): executes
 /// without checking them again. It borrows the plan and the operands' storage.
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_kernels::matmul::MatmulPlan;
+/// use holdfast_kernels::{HeapAlloc, Par};
+/// use holdfast_tensor::Tensor;
+///
+/// let a = Tensor::<f64>::from_vec([2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+/// let b = Tensor::<f64>::from_vec([3, 1], vec![1.0, 0.0, -1.0])?;
+/// let plan = MatmulPlan::new(a.layout(), b.layout())?;
+/// let (ra, rb) = (a.read(), b.read());
+/// let bound = plan.bind(&ra, &rb)?;
+/// assert_eq!(bound.flops(), 2 * 2 * 3);
+/// let c = bound.execute(&mut HeapAlloc, Par::Seq)?;
+/// assert_eq!((c.shape(), c.as_slice()), (&[2, 1][..], &[-2.0, -2.0][..]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct BoundMatmul<'x, T> {
     plan: &'x MatmulPlan,

@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use holdfast_arbiter::OwnerId;
 use holdfast_kernels::einsum::{EinsumPlan, PlanKey, PlanStore};
+use holdfast_kernels::matmul::BoundMatmul;
 use holdfast_kernels::{Family, KernelAlloc, KernelError, Par, elementwise, permute, reduce};
 use holdfast_provider::{CpuOperationEntry, RouteCounters};
 use holdfast_resources::{
@@ -152,6 +153,27 @@ type BinaryKernel<T> = fn(
     &mut BufferPoolLoan<'_>,
     Par,
 ) -> Result<Tensor<T>, KernelError>;
+
+/// Runs `run` with the cached plan of `a`·`b` bound to the operands (their layouts checked
+/// once, by the binding) and the parallelism of the provider's route for its size; counts the
+/// operation. The view's GEMM operations share it.
+#[inline]
+fn gemm_bound<T: Element, R: Send>(
+    gemm: &mut GemmAnalysisCache,
+    entry: CpuOperationEntry<'_>,
+    counters: &mut OpCounters,
+    a: &TensorRead<'_, T>,
+    b: &TensorRead<'_, T>,
+    run: impl FnOnce(BoundMatmul<'_, T>, Par) -> Result<R, KernelError> + Send,
+) -> Result<R, OpError> {
+    gemm.with_bound(a, b, |plan| {
+        counters.operations += 1;
+        entry.with_native_parallelism(Family::Gemm, plan.flops(), &mut counters.routes, |par| {
+            run(plan, par)
+        })
+    })?
+    .map_err(OpError::from)
+}
 
 /// Rejects foreign-domain or pending inputs (S9), before anything else looks at them.
 fn check_access<'v, 'a: 'v, T: Element>(
@@ -411,19 +433,10 @@ impl CpuExecSession<'_> {
         b: TensorRead<'_, T>,
     ) -> Result<Tensor<T>, OpError> {
         check_access([&a, &b])?;
-        let (loan, entry, counters) = (&mut self.loan, self.entry, &mut *self.counters);
-        // The plan checks the operands' layouts once, when it is bound to them.
-        self.gemm
-            .with_bound(&a, &b, |plan| {
-                counters.operations += 1;
-                entry.with_native_parallelism(
-                    Family::Gemm,
-                    plan.flops(),
-                    &mut counters.routes,
-                    |par| plan.execute(loan, par),
-                )
-            })?
-            .map_err(OpError::from)
+        let loan = &mut self.loan;
+        gemm_bound(self.gemm, self.entry, self.counters, &a, &b, |plan, par| {
+            plan.execute(loan, par)
+        })
     }
 
     /// [`matmul`](Self::matmul) into a caller-owned output of the right shape: no allocation at
@@ -464,18 +477,9 @@ impl CpuExecSession<'_> {
         if !out.readiness().is_ready() {
             return Err(OpError::BadOutput("pending"));
         }
-        let (entry, counters) = (self.entry, &mut *self.counters);
-        self.gemm
-            .with_bound(&a, &b, |plan| {
-                counters.operations += 1;
-                entry.with_native_parallelism(
-                    Family::Gemm,
-                    plan.flops(),
-                    &mut counters.routes,
-                    |par| plan.execute_into(out, par),
-                )
-            })?
-            .map_err(OpError::from)
+        gemm_bound(self.gemm, self.entry, self.counters, &a, &b, |plan, par| {
+            plan.execute_into(out, par)
+        })
     }
 
     /// numpy-style einsum (K5) with a greedy path, the plan cached in the session by content.
