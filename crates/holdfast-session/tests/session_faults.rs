@@ -19,6 +19,9 @@
     reason = "test code: a failed unwrap is a failed test"
 )]
 
+#[path = "support/recycle.rs"]
+mod recycle;
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -26,9 +29,10 @@ use std::time::Duration;
 use holdfast_affinity::{CpuSet, bind_current_thread, fault as affinity_fault, thread_binding};
 use holdfast_resources::fault::{self as resources_fault, InjectedFault};
 use holdfast_session::{
-    CpuBackend, CpuExecSession, CpuHeldSessionError, CpuThreadExecution, SessionEntryError, Tensor,
+    CpuBackend, CpuHeldSessionError, CpuThreadExecution, SessionEntryError, Tensor,
     current_cpu_execution,
 };
+use recycle::RecycleOnDrop;
 
 /// Bound on anything that would hang if a release step were skipped.
 const WATCHDOG: Duration = Duration::from_secs(30);
@@ -256,20 +260,6 @@ fn a_failing_restore_while_a_panic_unwinds_the_session_neither_aborts_nor_leaks(
 }
 
 // --- Inside the loan: a panic with pooled outputs taken, one partially written. ---
-
-/// Recycles an output into the pool when dropped, as a careless caller might during an unwind.
-struct RecycleOnDrop<'v, 's> {
-    view: &'v mut CpuExecSession<'s>,
-    out: Option<Tensor<f64>>,
-}
-
-impl Drop for RecycleOnDrop<'_, '_> {
-    fn drop(&mut self) {
-        if let Some(out) = self.out.take() {
-            self.view.recycle(out);
-        }
-    }
-}
 
 #[test]
 fn a_panic_inside_the_loan_with_partially_written_outputs_keeps_the_pool_whole() {

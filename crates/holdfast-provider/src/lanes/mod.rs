@@ -133,6 +133,19 @@ impl LaneCrew<'_> {
     }
 
     /// Lanes per run: the domain's thread budget.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_affinity::Topology;
+    /// use holdfast_provider::CpuDomain;
+    ///
+    /// let allowed = *Topology::get()?.allowed();
+    /// let domain = CpuDomain::new(allowed, allowed.len())?;
+    /// let lanes = domain.lane_crew(|crew| crew.lanes());
+    /// assert_eq!(lanes, domain.threads());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn lanes(&self) -> usize {
         match self.mode {
             Mode::Crew(crew) => crew.lanes(),

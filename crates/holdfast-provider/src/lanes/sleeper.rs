@@ -39,7 +39,7 @@ const SPINS_PER_CLOCK_READ: u32 = 64;
 
 /// One thread that waits, and what another thread needs to wake it.
 ///
-/// One waiter per sleeper: only the thread registered in `thread` may wait on a sleeper (one waiter per sleeper); any
+/// Only the thread registered in `thread` may wait on a sleeper (one waiter per sleeper); any
 /// thread may wake it.
 #[derive(Debug, Default)]
 pub(super) struct Sleeper {

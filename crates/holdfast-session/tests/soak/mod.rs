@@ -17,6 +17,8 @@
 
 pub mod cases;
 pub mod histogram;
+#[path = "../support/recycle.rs"]
+pub mod recycle;
 pub mod reference;
 pub mod rng;
 pub mod shared;

@@ -10,9 +10,11 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use holdfast_arbiter::current_owner;
+
+use super::recycle::RecycleOnDrop;
 use holdfast_session::{
-    CpuBackend, CpuExecSession, CpuHeldSession, CpuThreadExecution, ManagementError,
-    SessionEntryError, Tensor, current_cpu_execution,
+    CpuBackend, CpuHeldSession, CpuThreadExecution, ManagementError, SessionEntryError,
+    current_cpu_execution,
 };
 
 use super::cases::{Case, Mix};
@@ -148,20 +150,6 @@ macro_rules! ensure {
             return Err(format!($($msg)+));
         }
     };
-}
-
-/// Gives an output back to the pool when dropped, as a careless caller might during an unwind.
-struct RecycleOnDrop<'v, 's> {
-    view: &'v mut CpuExecSession<'s>,
-    out: Option<Tensor<f64>>,
-}
-
-impl Drop for RecycleOnDrop<'_, '_> {
-    fn drop(&mut self) {
-        if let Some(out) = self.out.take() {
-            self.view.recycle(out);
-        }
-    }
 }
 
 /// One worker's state.
