@@ -53,6 +53,7 @@ fn bench_writes_markdown_and_json_reports() {
         serde_json::from_str(&std::fs::read_to_string(&js).unwrap()).unwrap();
     assert_eq!(printed["agree"], true);
     assert_eq!(printed["settings"], written["settings"]);
+    assert_eq!(written["retention_mib"], 1024, "the bench's default pool retention");
     let settings = written["settings"].as_array().unwrap();
     assert!(!settings.is_empty());
     assert_eq!(settings[0]["threads"], 1);
@@ -87,6 +88,7 @@ fn bench_writes_markdown_and_json_reports() {
     let markdown = std::fs::read_to_string(&md).unwrap();
     assert!(markdown.contains("| case | direct | held | scoped | naive |"), "{markdown}");
     assert!(markdown.contains("Checks on warm held operations"), "{markdown}");
+    assert!(markdown.contains("retains up to 1024 MiB"), "{markdown}");
 }
 
 #[test]
@@ -94,6 +96,7 @@ fn bench_bad_arguments() {
     fails_cleanly(&["bench", "--threads", "0"]);
     fails_cleanly(&["bench", "--threads", "lots"]);
     fails_cleanly(&["bench", "--rounds", "0"]);
+    fails_cleanly(&["bench", "--retention-mib", &usize::MAX.to_string()]);
     fails_cleanly(&["bench", "--no-instances", "--filter", "no-such-case"]);
     fails_cleanly(&["bench", "--instances", "/no/such/folder", "--filter", "einsum"]);
     fails_cleanly(&[

@@ -16,7 +16,7 @@ use holdfast::layers::kernels::{KernelAlloc, KernelError, Par, elementwise};
 use holdfast::layers::resources::{
     BufferPoolLoan, EngineResources, GemmAnalysisCache, IndexedPlanCache,
 };
-use holdfast::{CpuBackend, Tensor};
+use holdfast::{CpuBackend, ResourceLimits, Tensor};
 
 use super::error::CliError;
 use super::exec::{Exec, Op, Step};
@@ -105,6 +105,7 @@ impl BaselinePool<'_> {
 #[derive(Debug)]
 pub(crate) struct NaiveEngine<'b> {
     resources: Mutex<EngineResources>,
+    limits: ResourceLimits,
     pool: BaselinePool<'b>,
     par: Par,
     /// Pool installs made so far (one per call, by construction; counted, not assumed).
@@ -114,12 +115,12 @@ pub(crate) struct NaiveEngine<'b> {
 }
 
 impl<'b> NaiveEngine<'b> {
-    /// A baseline on `backend`'s pool and thread budget, with default resources.
+    /// A baseline on `backend`'s pool and thread budget, with resources bounded by `limits`.
     ///
     /// # Errors
     ///
     /// When the engine has no pool and a one-thread pool cannot start.
-    pub(crate) fn new(backend: &'b CpuBackend) -> Result<Self, CliError> {
+    pub(crate) fn new(backend: &'b CpuBackend, limits: ResourceLimits) -> Result<Self, CliError> {
         let pool = match backend.domain().pool() {
             Some(pool) => BaselinePool::Engine(pool),
             None => BaselinePool::Own(
@@ -133,7 +134,8 @@ impl<'b> NaiveEngine<'b> {
             ),
         };
         Ok(NaiveEngine {
-            resources: Mutex::new(EngineResources::default()),
+            resources: Mutex::new(EngineResources::with_limits(limits)),
+            limits,
             pool,
             par: par_for(backend.threads()),
             installs: 0,
@@ -147,7 +149,7 @@ impl<'b> NaiveEngine<'b> {
             Ok(r) => r,
             Err(poisoned) => poisoned.into_inner(),
         };
-        *resources = EngineResources::default();
+        *resources = EngineResources::with_limits(self.limits);
     }
 
     /// Reads the resources (for their statistics).
@@ -190,18 +192,20 @@ impl Exec for NaiveEngine<'_> {
 pub(crate) struct Direct {
     /// The resources, owned.
     pub(crate) resources: EngineResources,
+    limits: ResourceLimits,
     par: Par,
 }
 
 impl Direct {
-    /// Direct calls with the parallelism of a `threads` budget.
-    pub(crate) fn new(threads: usize) -> Self {
-        Direct { resources: EngineResources::default(), par: par_for(threads) }
+    /// Direct calls with the parallelism of a `threads` budget, on resources bounded by
+    /// `limits`.
+    pub(crate) fn new(threads: usize, limits: ResourceLimits) -> Self {
+        Direct { resources: EngineResources::with_limits(limits), limits, par: par_for(threads) }
     }
 
     /// Forgets every retained buffer and cached plan (the next call is cold).
     pub(crate) fn reset(&mut self) {
-        self.resources = EngineResources::default();
+        self.resources = EngineResources::with_limits(self.limits);
     }
 }
 

@@ -8,7 +8,7 @@
 #![allow(clippy::print_stdout, reason = "the demo's table is the program's output")]
 
 use clap::Args;
-use holdfast::CpuBackend;
+use holdfast::{CpuBackend, ResourceLimits};
 use serde_json::json;
 
 use super::baseline::NaiveEngine;
@@ -145,7 +145,7 @@ pub(crate) fn run(args: &DemoArgs) -> Result<(), CliError> {
         ));
     }
     let backend = backend_with_threads(args.threads)?;
-    let mut naive = NaiveEngine::new(&backend)?;
+    let mut naive = NaiveEngine::new(&backend, ResourceLimits::default())?;
     let mut rng = SplitMix64::new(args.seed);
     let chain = GemmChain::new(args.gemm_size, args.gemms, 64, &mut rng)?;
     let mps = MpsInnerProduct::new(args.sites, args.bond, args.sweeps, &mut rng)?;

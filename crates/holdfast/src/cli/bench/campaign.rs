@@ -12,7 +12,7 @@
 use std::time::{Duration, Instant};
 
 use holdfast::layers::tensor::copy_stats;
-use holdfast::{CpuBackend, Tensor};
+use holdfast::{CpuBackend, ResourceLimits, Tensor};
 
 use super::super::baseline::{Direct, NaiveEngine};
 use super::super::error::CliError;
@@ -180,17 +180,17 @@ struct ResourceCounts {
 }
 
 impl<'b> Ways<'b> {
-    /// The ways on `backend`: the direct and naive ways get resources of their own and use the
-    /// engine's pool and thread budget.
+    /// The ways on `backend`: the direct and naive ways get resources of their own, bounded by
+    /// `limits` (give the engine the same), and use the engine's pool and thread budget.
     ///
     /// # Errors
     ///
     /// When the baseline's pool cannot start.
-    pub(crate) fn new(backend: &'b CpuBackend) -> Result<Self, CliError> {
+    pub(crate) fn new(backend: &'b CpuBackend, limits: ResourceLimits) -> Result<Self, CliError> {
         Ok(Ways {
             backend,
-            direct: Direct::new(backend.threads()),
-            naive: NaiveEngine::new(backend)?,
+            direct: Direct::new(backend.threads(), limits),
+            naive: NaiveEngine::new(backend, limits)?,
         })
     }
 

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use holdfast::CpuBackend;
+use holdfast::{CpuBackend, ResourceLimits};
 
 use super::error::CliError;
 use super::progress::Progress;
@@ -52,6 +52,11 @@ pub(crate) struct BenchArgs {
     /// get fewer rounds (at least one).
     #[arg(long, default_value_t = 4000, value_name = "MS")]
     pub(crate) case_budget_ms: u64,
+    /// Buffer-pool retention limit of every way's resources, in MiB. The default covers the
+    /// largest built-in workload (mera_open's 344 MB output and its intermediates); the engine's
+    /// own default is 100 MiB.
+    #[arg(long, default_value_t = 1024, value_name = "MIB")]
+    pub(crate) retention_mib: usize,
     /// Folder of einsum-benchmark instances (default: $HOLDFAST_EINSUM_INSTANCES, else
     /// ../shared/einsum-instances when it exists; skipped with a message when absent).
     #[arg(long, value_name = "DIR")]
@@ -127,6 +132,12 @@ pub(crate) fn run(args: &BenchArgs) -> Result<(), CliError> {
             "--rounds, --round-us and --case-budget-ms must be at least 1".into(),
         ));
     }
+    let limits = ResourceLimits {
+        buffer_retention_bytes: args.retention_mib.checked_mul(1 << 20).ok_or_else(|| {
+            CliError::Usage(format!("--retention-mib {} is too large", args.retention_mib))
+        })?,
+        ..ResourceLimits::default()
+    };
     let budgets = thread_budgets(&args.threads)?;
     let mut cases = cases::kernel_cases(args.seed)?;
     let mut notes = Vec::new();
@@ -156,7 +167,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<(), CliError> {
     let progress = Progress::new(steps, "bench", !args.json && !args.quiet);
     let mut settings = Vec::with_capacity(budgets.len());
     for threads in budgets {
-        let measured = measure_setting(threads, &cases, budget, &progress);
+        let measured = measure_setting(threads, limits, &cases, budget, &progress);
         match measured {
             Ok(setting) => settings.push(setting),
             Err(e) => {
@@ -196,16 +207,17 @@ pub(crate) fn run(args: &BenchArgs) -> Result<(), CliError> {
 /// Every case at one thread budget, on one engine.
 fn measure_setting(
     threads: Option<usize>,
+    limits: ResourceLimits,
     cases: &[cases::Case],
     budget: Budget,
     progress: &Progress,
 ) -> Result<Setting, CliError> {
-    let builder = CpuBackend::builder();
+    let builder = CpuBackend::builder().resource_limits(limits);
     let backend = match threads {
         Some(n) => builder.threads(n).build()?,
         None => builder.build()?,
     };
-    let mut ways = Ways::new(&backend)?;
+    let mut ways = Ways::new(&backend, limits)?;
     let mut results = Vec::with_capacity(cases.len());
     for case in cases {
         progress.set_message(format!("{} threads={}", case.name, backend.threads()));

@@ -205,7 +205,7 @@ fn checks(settings: &[Setting]) -> Vec<Check> {
         ),
         check("0 plan preparations after the first operation", preps),
         check(
-            "no pool miss on warm held operations that a pool with the same limits serves (the direct way's pool: buffers above the retention limit, 100 MiB by default, miss in both)",
+            "no pool miss on warm held operations that a pool with the same limits serves (the direct way's pool: buffers above the retention limit miss in both)",
             misses,
         ),
         Check {
@@ -300,7 +300,8 @@ pub(crate) fn markdown(
         out,
         "Thread budgets: {}. Up to {} timed rounds per way and case (a round lasts about {} µs; \
          slow cases get fewer rounds within {} ms per case), up to {} cold samples; the ways take \
-         turns round by round. Ways: **direct** = kernels on caller-owned resources (no lock, no \
+         turns round by round. Every way's buffer pool retains up to {} MiB (the engine's default \
+         is 100 MiB; `--retention-mib`). Ways: **direct** = kernels on caller-owned resources (no lock, no \
          admission, one pool install per round); **held** = one `open_session`, `with_session` per \
          operation; **scoped** = `with_backend_session` per operation; **naive** = a `Mutex` \
          around the resources and a pool install per call.\n",
@@ -309,6 +310,7 @@ pub(crate) fn markdown(
         args.round_us,
         args.case_budget_ms,
         args.cold,
+        args.retention_mib,
     );
     for s in settings {
         let _ = writeln!(out, "### Warm, median per operation: {} thread(s)\n", s.threads);
@@ -420,6 +422,7 @@ pub(crate) fn json(
         "cold_samples": args.cold,
         "round_us": args.round_us,
         "case_budget_ms": args.case_budget_ms,
+        "retention_mib": args.retention_mib,
         "seed": args.seed,
         "settings": settings,
         "checks": checks,
