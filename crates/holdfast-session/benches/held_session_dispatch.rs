@@ -3,25 +3,32 @@
 //!
 //! | id | what |
 //! |---|---|
-//! | `direct_faer_into` | faer 4×4 f64 matmul into a caller buffer |
-//! | `direct_faer_alloc` | the same plus a freshly allocated output `Vec` |
-//! | `held_matmul_into` | held session, `matmul_into` a caller-owned output |
-//! | `held_matmul` | held session, `matmul` with a pool-served output (recycled) |
+//! | `direct_faer_into/R` | faer 4×4 f64 matmul into a caller buffer |
+//! | `held_matmul_into/R` | held session, `matmul_into` a caller-owned output |
+//! | `direct_faer_alloc/R` | the same faer call plus a freshly allocated output `Vec` |
+//! | `held_matmul/R` | held session, `matmul` with a pool-served output (recycled) |
 //! | `scoped_matmul` | one scoped entry per matmul |
 //! | `held_open_close` | `open_session` + `close` |
 //! | `scoped_empty` | a scoped entry running an empty callback |
+//!
+//! The four matmul ids run as (direct, held) pairs, back to back, repetition `R` = 1, 2, 3;
+//! `cargo xtask bench-report` takes the median of the three pairs' ratios.
 //!
 //! Run: `cargo bench -p holdfast-session --bench held_session_dispatch`.
 #![allow(clippy::unwrap_used, reason = "benchmark setup: a failure should stop the run loudly")]
 
 use std::hint::black_box;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
 use holdfast_session::{CpuBackend, Tensor};
 
 const N: usize = 4;
+/// Side-by-side repetitions of each (direct, held) pair.
+const REPETITIONS: usize = 3;
 
 fn dispatch(c: &mut Criterion) {
     let backend = CpuBackend::builder().threads(1).private_arbiter().build().unwrap();
@@ -32,35 +39,38 @@ fn dispatch(c: &mut Criterion) {
     let mut raw = vec![0.0f64; N * N];
 
     let mut g = c.benchmark_group("held_session_dispatch");
-    g.bench_function("direct_faer_into", |bench| {
-        bench.iter(|| {
-            let lhs = MatRef::from_row_major_slice(black_box(&data[..]), N, N);
-            let rhs = MatRef::from_row_major_slice(black_box(&data[..]), N, N);
-            let dst = MatMut::from_row_major_slice_mut(&mut raw[..], N, N);
-            matmul(dst, Accum::Replace, lhs, rhs, 1.0, Par::Seq);
-            black_box(&raw);
+    g.warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    let mut session = backend.open_session().unwrap();
+    // Each ratio target divides two neighbours: the pair runs back to back, three times, so a
+    // drift of this shared machine's speed over the run lands on both sides of most pairs.
+    for rep in 1..=REPETITIONS {
+        g.bench_function(BenchmarkId::new("direct_faer_into", rep), |bench| {
+            bench.iter(|| {
+                let lhs = MatRef::from_row_major_slice(black_box(&data[..]), N, N);
+                let rhs = MatRef::from_row_major_slice(black_box(&data[..]), N, N);
+                let dst = MatMut::from_row_major_slice_mut(&mut raw[..], N, N);
+                matmul(dst, Accum::Replace, lhs, rhs, 1.0, Par::Seq);
+                black_box(&raw);
+            });
         });
-    });
-    g.bench_function("direct_faer_alloc", |bench| {
-        bench.iter(|| {
-            let mut fresh = vec![0.0f64; N * N];
-            let lhs = MatRef::from_row_major_slice(black_box(&data[..]), N, N);
-            let rhs = MatRef::from_row_major_slice(black_box(&data[..]), N, N);
-            let dst = MatMut::from_row_major_slice_mut(&mut fresh[..], N, N);
-            matmul(dst, Accum::Replace, lhs, rhs, 1.0, Par::Seq);
-            black_box(fresh)
-        });
-    });
-    {
-        let mut session = backend.open_session().unwrap();
-        g.bench_function("held_matmul_into", |bench| {
+        g.bench_function(BenchmarkId::new("held_matmul_into", rep), |bench| {
             bench.iter(|| {
                 session
                     .with_session(|v| v.matmul_into(black_box(&a).read(), b.read(), &mut out))
                     .unwrap();
             });
         });
-        g.bench_function("held_matmul", |bench| {
+        g.bench_function(BenchmarkId::new("direct_faer_alloc", rep), |bench| {
+            bench.iter(|| {
+                let mut fresh = vec![0.0f64; N * N];
+                let lhs = MatRef::from_row_major_slice(black_box(&data[..]), N, N);
+                let rhs = MatRef::from_row_major_slice(black_box(&data[..]), N, N);
+                let dst = MatMut::from_row_major_slice_mut(&mut fresh[..], N, N);
+                matmul(dst, Accum::Replace, lhs, rhs, 1.0, Par::Seq);
+                black_box(fresh)
+            });
+        });
+        g.bench_function(BenchmarkId::new("held_matmul", rep), |bench| {
             bench.iter(|| {
                 session.with_session(|v| {
                     let c = v.matmul(black_box(&a).read(), b.read()).unwrap();
@@ -68,8 +78,8 @@ fn dispatch(c: &mut Criterion) {
                 });
             });
         });
-        session.close().unwrap();
     }
+    session.close().unwrap();
     g.bench_function("scoped_matmul", |bench| {
         bench.iter(|| {
             backend

@@ -11,7 +11,9 @@ fn main() {
     let backend = CpuBackend::builder().threads(1).private_arbiter().build().unwrap();
     let a = Tensor::<f64>::from_vec([4, 4], (0..16).map(f64::from).collect()).unwrap();
     let mut out = Tensor::<f64>::zeros([4, 4]);
-    let iters = 10_000;
+    // HOLDFAST_ITERS: more iterations for sampling profilers (`perf record`).
+    let iters: usize =
+        std::env::var("HOLDFAST_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
     match what.as_str() {
         "into" => {
             let mut s = backend.open_session().unwrap();

@@ -129,13 +129,43 @@ impl MatmulPlan {
         a: &'x TensorRead<'_, T>,
         b: &'x TensorRead<'_, T>,
     ) -> Result<BoundMatmul<'x, T>, KernelError> {
-        if !self.a_shape.is(a.shape()) || !self.a_strides.is(a.strides()) {
-            return Err(KernelError::PlanMismatch { reason: "left operand layout" });
-        }
-        if !self.b_shape.is(b.shape()) || !self.b_strides.is(b.strides()) {
-            return Err(KernelError::PlanMismatch { reason: "right operand layout" });
-        }
-        Ok(BoundMatmul {
+        self.try_bind(a, b).ok_or_else(|| {
+            let reason = if self.a_shape.is(a.shape()) && self.a_strides.is(a.strides()) {
+                "right operand layout"
+            } else {
+                "left operand layout"
+            };
+            KernelError::PlanMismatch { reason }
+        })
+    }
+
+    /// [`bind`](Self::bind) without the error's detail: `None` when `a` or `b` is not laid out
+    /// as the plan expects. The hot path of a plan cache's hit: the small `Option` is returned in
+    /// registers where a `Result` carrying a [`KernelError`] goes through memory.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_kernels::matmul::MatmulPlan;
+    /// use holdfast_tensor::Tensor;
+    ///
+    /// let a = Tensor::<f64>::zeros([2, 3]);
+    /// let plan = MatmulPlan::new(a.layout(), Tensor::<f64>::zeros([3, 2]).layout())?;
+    /// assert!(plan.try_bind(&a.read(), &Tensor::zeros([3, 2]).read()).is_some());
+    /// assert!(plan.try_bind(&a.read(), &Tensor::zeros([3, 4]).read()).is_none());
+    /// # Ok::<(), holdfast_kernels::KernelError>(())
+    /// ```
+    #[inline(always)]
+    pub fn try_bind<'x, T: Element>(
+        &'x self,
+        a: &'x TensorRead<'_, T>,
+        b: &'x TensorRead<'_, T>,
+    ) -> Option<BoundMatmul<'x, T>> {
+        let fits = self.a_shape.is(a.shape())
+            && self.a_strides.is(a.strides())
+            && self.b_shape.is(b.shape())
+            && self.b_strides.is(b.strides());
+        fits.then(|| BoundMatmul {
             plan: self,
             a: a.storage(),
             ao: a.offset(),
@@ -244,7 +274,7 @@ impl<T: Element> BoundMatmul<'_, T> {
     ///
     /// [`KernelError::OutputShape`] or [`KernelError::OutputNotContiguous`] for a wrong `out`.
     #[inline]
-    pub fn execute_into(self, out: &mut Tensor<T>, par: Par) -> Result<(), KernelError> {
+    pub fn execute_into(&self, out: &mut Tensor<T>, par: Par) -> Result<(), KernelError> {
         let plan = self.plan;
         // A dense output of the right shape has exactly the plan's strides, unless it has unit
         // axes; only then is the general check needed.
@@ -261,8 +291,9 @@ impl<T: Element> BoundMatmul<'_, T> {
     /// # Errors
     ///
     /// Only if the plan's own output layout were inconsistent (it is built checked).
+    #[inline]
     pub fn execute<A: KernelAlloc + ?Sized>(
-        self,
+        &self,
         alloc: &mut A,
         par: Par,
     ) -> Result<Tensor<T>, KernelError> {
@@ -276,7 +307,7 @@ impl<T: Element> BoundMatmul<'_, T> {
 
     /// Writes the product into `c` from offset `co`, laid out as the plan's output.
     #[inline]
-    fn run(self, c: &mut [T], co: usize, par: Par) {
+    fn run(&self, c: &mut [T], co: usize, par: Par) {
         let (a, ao, b, bo) = (self.a, self.ao, self.b, self.bo);
         match &self.plan.single {
             Some(single) => single.run(c, co, a, ao, b, bo, par),

@@ -264,7 +264,7 @@ impl GemmAnalysisCache {
         b: &TensorRead<'_, T>,
         f: impl FnOnce(BoundMatmul<'_, T>) -> R,
     ) -> Result<R, KernelError> {
-        if let Some(bound) = self.lru.front().and_then(|plan| plan.bind(a, b).ok()) {
+        if let Some(bound) = self.lru.front().and_then(|plan| plan.try_bind(a, b)) {
             let value = f(bound);
             self.lru.count_front_hit();
             return Ok(value);

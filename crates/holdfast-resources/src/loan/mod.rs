@@ -156,8 +156,21 @@ impl KernelAlloc for BufferPoolLoan<'_> {
 }
 
 impl Drop for BufferPoolLoan<'_> {
+    /// Inline, so that a finished loan (empty record) costs a length test and no call.
+    #[inline]
     fn drop(&mut self) {
-        // Replenish in reverse, popping, so the record ends empty whatever happens.
+        if !self.pool.record.is_empty() {
+            self.replenish_all();
+        }
+    }
+}
+
+impl BufferPoolLoan<'_> {
+    /// Replenishes every recorded take, in reverse, popping, so the record ends empty whatever
+    /// happens (the unwinding path of R6).
+    #[cold]
+    #[inline(never)]
+    fn replenish_all(&mut self) {
         while let Some((dtype, cap)) = self.pool.record.pop() {
             self.pool.replenish(dtype, cap);
         }
