@@ -114,7 +114,11 @@ impl EinsumPlan {
             });
             let (a, ao) = a_pre.as_deref().map_or_else(|| sa.data(), |v| (v, 0));
             let (b, bo) = b_pre.as_deref().map_or_else(|| sb.data(), |v| (v, 0));
-            let mut out = alloc.take::<T>(step.out_len);
+            let mut out = match &step.core {
+                // C collects the sum of the loop's products.
+                Core::Gemm(g) if g.accumulate => alloc.take_zeroed::<T>(step.out_len),
+                _ => alloc.take::<T>(step.out_len),
+            };
             match &step.core {
                 Core::Map { nest } => {
                     let op = |o: &mut T, x: T, y: T| *o = x * y;
@@ -125,14 +129,15 @@ impl EinsumPlan {
                 }
                 Core::Gemm(g) => {
                     let (a_copy, b_copy, outer, spec) = (&g.a_copy, &g.b_copy, &g.outer, &g.spec);
+                    let add = g.accumulate;
                     let a_tmp = a_copy.as_ref().map(|c| run_copy(c, a, ao, alloc, par));
                     let b_tmp = b_copy.as_ref().map(|c| run_copy(c, b, bo, alloc, par));
                     let (a, ao) = a_tmp.as_deref().map_or((a, ao), |v| (v, 0));
                     let (b, bo) = b_tmp.as_deref().map_or((b, bo), |v| (v, 0));
                     match outer {
-                        None => run_batch(spec, &mut out, 0, a, ao, b, bo, par),
+                        None => run_batch(spec, &mut out, 0, a, ao, b, bo, par, add),
                         Some(nest) => nest.for_each_offset(|pc, pa, pb| {
-                            run_batch(spec, &mut out, pc, a, ao + pa, b, bo + pb, par);
+                            run_batch(spec, &mut out, pc, a, ao + pa, b, bo + pb, par, add);
                         }),
                     }
                     for t in [a_tmp, b_tmp].into_iter().flatten() {

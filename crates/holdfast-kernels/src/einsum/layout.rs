@@ -6,7 +6,9 @@
 //!   order the consuming step reads in place (found by the look-ahead).
 //! - [`Choice`]: one complete layout of a step, with its estimated traffic in elements (copied
 //!   elements, GEMM calls at [`GEMM_CALL_COST`] each, operand re-reads, and the copy a result in
-//!   an unwanted order will cause). The planner takes the cheapest.
+//!   an unwanted order will cause). The planner takes the cheapest. [`Choice::k_looped`] is the
+//!   one kind that loops over contracted labels (each iteration adds into C) instead of
+//!   copying an operand whose contracted labels are not nested in memory.
 //!
 //! # Invariant
 //!
@@ -140,6 +142,8 @@ pub(super) struct Choice {
     pub(super) a_copy: Option<Vec<u32>>,
     pub(super) b_copy: Option<Vec<u32>>,
     pub(super) loops: Vec<u32>,
+    /// How many of the last `loops` run over contracted labels (their products add up in C).
+    pub(super) k_loops: usize,
     pub(super) a_tail: Vec<u32>,
     pub(super) b_tail: Vec<u32>,
     pub(super) result: Vec<u32>,
@@ -221,12 +225,70 @@ impl Choice {
             a_copy,
             b_copy,
             loops: prefix.to_vec(),
+            k_loops: 0,
             a_tail: rows.to_vec(),
             b_tail: cols.to_vec(),
             result: target.to_vec(),
         };
         choice.cost = choice.traffic(a, b, reps(1), reps(2), dims);
         Some(choice)
+    }
+}
+
+impl Choice {
+    /// The layout that loops over the leading contracted labels of `ko` when the whole group is
+    /// not nested in both operands, so that neither is copied: every iteration adds one GEMM's
+    /// product into the same C (zeroed first). The shortest such prefix wins; `None` when no
+    /// suffix of `ko` lets both operands be read in place. `batch`, `m` and `n` are the batch
+    /// and each operand's own kept labels in memory order; the result is laid out plainly
+    /// (batch and kept loops, A's tail, B's tail) and charged one copy if `want` rejects it.
+    #[allow(clippy::too_many_arguments, reason = "two operands, their label groups and the want")]
+    pub(super) fn k_looped(
+        a: &Operand,
+        b: &Operand,
+        batch: &[u32],
+        m: &[u32],
+        n: &[u32],
+        ko: &[u32],
+        want: Option<&Want>,
+        dims: &[usize],
+    ) -> Option<Choice> {
+        (1..ko.len()).find_map(|t| {
+            let (kl, kt) = ko.split_at(t);
+            let fa = Form::of(a, m, kt, true, dims);
+            let fb = Form::of(b, n, kt, true, dims);
+            if fa.copy || fb.copy {
+                return None;
+            }
+            let mut loops: Vec<u32> =
+                batch.iter().chain(&fa.loops).chain(&fb.loops).copied().collect();
+            let result: Vec<u32> = loops.iter().chain(&fa.tail).chain(&fb.tail).copied().collect();
+            let result_len = dense_len(&result, dims);
+            let unwanted = want.is_some_and(|w| !w.accepts(&result, dims));
+            // C is read back and written again once per extra iteration: with a short inner
+            // contraction that traffic outweighs the copy it saves (measured on mera_closed).
+            let k_reps = dense_len(kl, dims);
+            let reread = k_reps.saturating_sub(1).saturating_mul(result_len);
+            let reps = |f: &Form| dense_len(&f.loops, dims);
+            let (reps_a, reps_b) = (reps(&fa), reps(&fb));
+            loops.extend_from_slice(kl);
+            let mut c = Choice {
+                cost: 0,
+                ko: kt.to_vec(),
+                a_copy: None,
+                b_copy: None,
+                loops,
+                k_loops: kl.len(),
+                a_tail: fa.tail,
+                b_tail: fb.tail,
+                result,
+            };
+            c.cost = c
+                .traffic(a, b, reps_a, reps_b, dims)
+                .saturating_add(reread)
+                .saturating_add(if unwanted { result_len } else { 0 });
+            Some(c)
+        })
     }
 }
 

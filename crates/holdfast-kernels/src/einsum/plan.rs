@@ -8,7 +8,8 @@
 //!   only one operand has them;
 //! - for a step with contracted labels, the label orders that let each operand be seen as a
 //!   `batch × rows × cols` strided matrix without copying; when no order does, the cheapest
-//!   operand copy (a permute into a dense buffer);
+//!   of an operand copy (a permute into a dense buffer) and a loop over the leading contracted
+//!   labels whose GEMMs add into one zeroed C (`GemmCore::accumulate`);
 //! - each result's label order: on the last step the output's, on the others the order in which
 //!   the step that consumes it (found by `lookahead.rs`) reads it without copying (batch labels,
 //!   its own kept labels, the contracted labels). Candidates that write that order directly
@@ -65,6 +66,9 @@ pub(crate) struct GemmCore {
     pub(crate) b_copy: Option<CopyOp>,
     pub(crate) outer: Option<Nest>,
     pub(crate) spec: BatchSpec,
+    /// Some loops run over contracted labels (C's stride 0 there): C starts zeroed and every
+    /// GEMM call adds its product.
+    pub(crate) accumulate: bool,
 }
 
 /// One pairwise contraction step.
@@ -487,6 +491,12 @@ fn plan_step(
     {
         let fa = Form::of(&a, &a.order(&m), &ko, allow_loops, dims);
         let fb = Form::of(&b, &b.order(&n), &ko, allow_loops, dims);
+        if allow_loops && (fa.copy || fb.copy) {
+            let (mo, no) = (a.order(&m), b.order(&n));
+            if let Some(c) = Choice::k_looped(&a, &b, &bo, &mo, &no, &ko, want, dims) {
+                offer(c);
+            }
+        }
         let loops: Vec<u32> = bo.iter().chain(&fa.loops).chain(&fb.loops).copied().collect();
         let reps = |f: &Form| f.loops.iter().map(|&l| dims[l as usize]).product::<usize>();
         let (reps_a, reps_b) = (reps(&fa), reps(&fb));
@@ -512,6 +522,7 @@ fn plan_step(
             a_copy,
             b_copy,
             loops,
+            k_loops: 0,
             a_tail: fa.tail,
             b_tail: fb.tail,
             result,
@@ -537,7 +548,7 @@ fn plan_step(
         Some(order) => (Operand::dense(order.clone(), dims), Some(b.copy_to(order, dims))),
         None => (b, None),
     };
-    let Choice { ko, loops, a_tail, b_tail, result, .. } = ch;
+    let Choice { ko, loops, k_loops, a_tail, b_tail, result, .. } = ch;
     let result = Operand::dense(result, dims);
     let g = |op: &Operand, group: &[u32]| op.merge(group, dims).unwrap_or((1, 0));
     let (mm, a_sm) = g(&a, &a_tail);
@@ -578,7 +589,8 @@ fn plan_step(
     let outer_count = outer.as_ref().map_or(1, Nest::numel) as u64;
     let flops = 2 * spec.macs() * outer_count;
     let len = result.len();
-    let core = Core::Gemm(Box::new(GemmCore { a_copy, b_copy, outer, spec }));
+    let accumulate = k_loops > 0;
+    let core = Core::Gemm(Box::new(GemmCore { a_copy, b_copy, outer, spec, accumulate }));
     let step = Step { i, j, a_sum, b_sum, core, out_len: len };
     (step, result, flops)
 }

@@ -127,3 +127,72 @@ fn intermediates_are_laid_out_for_their_consumer() {
         .collect();
     assert!(copied.iter().all(|&len| len <= 84), "{copied:?}");
 }
+
+#[test]
+fn contracted_labels_that_do_not_nest_are_looped_not_copied() {
+    // Both operands hold the contracted p and z apart in memory (p outermost, z innermost,
+    // a kept label between): `pz` cannot be one matrix axis of either. The step loops over p
+    // and adds each (x × z)·(z × y) product into the same C, copying neither operand. The
+    // first shape runs through nano-gemm, the second through faer.
+    for (p, x, z, y) in [(6, 8, 16, 8), (3, 19, 19, 19)] {
+        let a = cube([p, x, z], |i, j, k| (i * 3 + j * 7 + k) as f64 * 0.125 - 2.0);
+        let b = cube([p, y, z], |i, j, k| (i * 5 + j + k * 11) as f64 * 0.25 - 4.0);
+        let plan = EinsumPlan::prepare("pxz,pyz->xy", &[a.read(), b.read()], None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(plan.num_operand_copies(), 0, "{:?}", plan.steps);
+        let looped = plan.steps.iter().any(|s| match &s.core {
+            super::plan::Core::Gemm(g) => g.accumulate,
+            super::plan::Core::Map { .. } => false,
+        });
+        assert!(looped, "{:?}", plan.steps);
+        let (av, bv) = (a.as_slice(), b.as_slice());
+        let reference = |ix: usize, iy: usize| -> f64 {
+            let mut acc = 0.0;
+            for ip in 0..p {
+                for iz in 0..z {
+                    acc += av[(ip * x + ix) * z + iz] * bv[(ip * y + iy) * z + iz];
+                }
+            }
+            acc
+        };
+        // A recycled, dirty buffer for C must not leak into the sum: run twice through a pool.
+        let mut pool = DirtyPool::default();
+        for _ in 0..2 {
+            let out = plan.execute(&[a.read(), b.read()], &mut pool, crate::Par::Seq);
+            let out = out.unwrap_or_else(|e| panic!("{e}"));
+            for ix in 0..x {
+                for iy in 0..y {
+                    let (got, want) = (out.as_slice()[ix * y + iy], reference(ix, iy));
+                    assert!((got - want).abs() <= 1e-12 * want.abs().max(1.0), "{got} {want}");
+                }
+            }
+            crate::KernelAlloc::give(&mut pool, out.into_parts().0);
+        }
+    }
+}
+
+/// An allocator that hands back given buffers with their old values (as the engine's pool may):
+/// a kernel that reads what it did not write sees the previous result.
+#[derive(Default)]
+struct DirtyPool {
+    free: Vec<Box<dyn std::any::Any>>,
+}
+
+impl crate::KernelAlloc for DirtyPool {
+    fn take<T: holdfast_tensor::Element>(&mut self, len: usize) -> Vec<T> {
+        let fits =
+            |b: &Box<dyn std::any::Any>| b.downcast_ref::<Vec<T>>().is_some_and(|v| v.len() >= len);
+        match self.free.iter().position(fits).map(|i| self.free.swap_remove(i).downcast::<Vec<T>>())
+        {
+            Some(Ok(mut v)) => {
+                v.truncate(len);
+                *v
+            }
+            _ => vec![T::ZERO; len],
+        }
+    }
+
+    fn give<T: holdfast_tensor::Element>(&mut self, buf: Vec<T>) {
+        self.free.push(Box::new(buf));
+    }
+}

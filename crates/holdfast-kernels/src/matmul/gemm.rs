@@ -72,6 +72,8 @@ impl BatchSpec {
 }
 
 /// Runs the batch: `c`, `a`, `b` are whole slices, `co`, `ao`, `bo` the offsets of item 0.
+/// With `add`, every item adds its product to C instead of overwriting it (items may then
+/// share C: `sc == 0` sums the batch, as einsum's loops over contracted labels do).
 ///
 /// # Panics
 ///
@@ -87,6 +89,7 @@ pub(crate) fn run_batch<T: Element>(
     b: &[T],
     bo: usize,
     par: Par,
+    add: bool,
 ) {
     let mut spec = *spec;
     let (mut a, mut ao, mut b, mut bo) = (a, ao, b, bo);
@@ -118,9 +121,13 @@ pub(crate) fn run_batch<T: Element>(
     let item = |c: &mut [T], co: usize, i: usize, par: Par| {
         let (ai, bi) = (ao + i * spec.sa, bo + i * spec.sb);
         match &views {
-            Some(views) => views.run(c, co, a, ai, b, bi, par, nano.as_ref()),
-            None if k == 0 => fill_zero(c, co, spec.c),
-            None => loop_gemm(c, co, spec.c, a, ai, spec.a, b, bi, spec.b),
+            Some(views) => views.run(c, co, a, ai, b, bi, par, nano.as_ref(), add),
+            None if k == 0 => {
+                if !add {
+                    fill_zero(c, co, spec.c);
+                }
+            }
+            None => loop_gemm(c, co, spec.c, a, ai, spec.a, b, bi, spec.b, add),
         }
     };
     let span = spec.c.extent();
@@ -151,7 +158,8 @@ fn fill_zero<T: Element>(c: &mut [T], co: usize, cs: MatSpec) {
     }
 }
 
-/// The plain triple loop (row of C outer, contraction middle, row of B inner).
+/// The plain triple loop (row of C outer, contraction middle, row of B inner); with `add`, C
+/// keeps its values and the product is added to them.
 #[allow(clippy::too_many_arguments, reason = "three strided operands")]
 fn loop_gemm<T: Element>(
     c: &mut [T],
@@ -163,12 +171,15 @@ fn loop_gemm<T: Element>(
     b: &[T],
     bo: usize,
     bsp: MatSpec,
+    add: bool,
 ) {
     let (m, n, k) = (asp.rows, bsp.cols, asp.cols);
     if cs.cs == 1 && bsp.cs == 1 {
         for i in 0..m {
             let row = &mut c[co + i * cs.rs..co + i * cs.rs + n];
-            row.fill(T::ZERO);
+            if !add {
+                row.fill(T::ZERO);
+            }
             for p in 0..k {
                 let x = a[ao + i * asp.rs + p * asp.cs];
                 let brow = &b[bo + p * bsp.rs..bo + p * bsp.rs + n];
@@ -180,11 +191,12 @@ fn loop_gemm<T: Element>(
     } else {
         for i in 0..m {
             for j in 0..n {
-                let mut acc = T::ZERO;
+                let at = co + i * cs.rs + j * cs.cs;
+                let mut acc = if add { c[at] } else { T::ZERO };
                 for p in 0..k {
                     acc += a[ao + i * asp.rs + p * asp.cs] * b[bo + p * bsp.rs + j * bsp.cs];
                 }
-                c[co + i * cs.rs + j * cs.cs] = acc;
+                c[at] = acc;
             }
         }
     }
@@ -212,7 +224,7 @@ pub(crate) fn faer_gemm<T: Element>(
 ) {
     assert!(asp.rows == cs.rows && bsp.cols == cs.cols && asp.cols == bsp.rows, "GEMM dimensions");
     let views = FaerViews { a: View::of(asp), b: View::of(bsp), c: View::of(cs) };
-    views.run(c, co, a, ao, b, bo, par, None);
+    views.run(c, co, a, ao, b, bo, par, None, false);
 }
 
 /// A stride as faer wants it. Strides of unit dimensions are never used to address anything, so
@@ -281,9 +293,9 @@ impl FaerViews {
         })
     }
 
-    /// Runs `C = A·B` on the slices at the given offsets: through nano-gemm (the prepared
-    /// `nano` plans when given) or faer for `f32` and `f64`, the plain loop for any other
-    /// element type.
+    /// Runs `C = A·B` (with `add`, `C += A·B`) on the slices at the given offsets: through
+    /// nano-gemm (the prepared `nano` plans when given) or faer for `f32` and `f64`, the plain
+    /// loop for any other element type.
     ///
     /// # Panics
     ///
@@ -300,11 +312,12 @@ impl FaerViews {
         bo: usize,
         par: Par,
         nano: Option<&NanoPlans>,
+        add: bool,
     ) {
         if TypeId::of::<T>() == TypeId::of::<f64>() {
-            faer_typed::<T, f64>(self, c, co, a, ao, b, bo, par, nano.map(|n| &n.f64));
+            faer_typed::<T, f64>(self, c, co, a, ao, b, bo, par, nano.map(|n| &n.f64), add);
         } else if TypeId::of::<T>() == TypeId::of::<f32>() {
-            faer_typed::<T, f32>(self, c, co, a, ao, b, bo, par, nano.map(|n| &n.f32));
+            faer_typed::<T, f32>(self, c, co, a, ao, b, bo, par, nano.map(|n| &n.f32), add);
         } else {
             let spec = |v: View| MatSpec {
                 rows: v.rows,
@@ -312,7 +325,7 @@ impl FaerViews {
                 rs: v.rs.unsigned_abs(),
                 cs: v.cs.unsigned_abs(),
             };
-            loop_gemm(c, co, spec(self.c), a, ao, spec(self.a), b, bo, spec(self.b));
+            loop_gemm(c, co, spec(self.c), a, ao, spec(self.a), b, bo, spec(self.b), add);
         }
     }
 }
@@ -368,7 +381,7 @@ impl SingleGemm {
             Par::Seq => Par::Seq,
             par => par.for_size(Family::Gemm, self.flops),
         };
-        self.views.run(c, co, a, ao, b, bo, par, self.nano.as_ref());
+        self.views.run(c, co, a, ao, b, bo, par, self.nano.as_ref(), false);
     }
 }
 
@@ -391,6 +404,7 @@ fn faer_typed<T: Element, U: FaerScalar>(
     bo: usize,
     par: Par,
     nano: Option<&NanoPlan<U>>,
+    add: bool,
 ) {
     let FaerViews { a: av, b: bv, c: cv } = *views;
     assert!(TypeId::of::<T>() == TypeId::of::<U>(), "faer scalar matches the element type");
@@ -425,8 +439,9 @@ fn faer_typed<T: Element, U: FaerScalar>(
         // SAFETY: `plan` was made from these three views' dimensions and strides
         // (`FaerViews::nano_shape`), and, as for the faer views below, `T` is `U`, every
         // addressed position lies inside its slice (extents checked above), `c` is exclusive
-        // and distinct from `a` and `b`, and C's strides never alias.
-        unsafe { plan.run(cp, ap, bp) };
+        // and distinct from `a` and `b`, and C's strides never alias; `c` is an initialised
+        // `&mut [T]`, so reading it (with `add`) is as sound as writing it.
+        unsafe { plan.run(cp, ap, bp, add) };
         return;
     }
     // SAFETY:
@@ -447,5 +462,6 @@ fn faer_typed<T: Element, U: FaerScalar>(
             faer::MatMut::<U>::from_raw_parts_mut(cp, cv.rows, cv.cols, cv.rs, cv.cs),
         )
     };
-    faer::linalg::matmul::matmul(cv, faer::Accum::Replace, av, bv, U::ONE, par.to_faer());
+    let accum = if add { faer::Accum::Add } else { faer::Accum::Replace };
+    faer::linalg::matmul::matmul(cv, accum, av, bv, U::ONE, par.to_faer());
 }

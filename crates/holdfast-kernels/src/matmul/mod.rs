@@ -311,7 +311,7 @@ impl<T: Element> BoundMatmul<'_, T> {
         let (a, ao, b, bo) = (self.a, self.ao, self.b, self.bo);
         match &self.plan.single {
             Some(single) => single.run(c, co, a, ao, b, bo, par),
-            None => run_batch(&self.plan.spec, c, co, a, ao, b, bo, par),
+            None => run_batch(&self.plan.spec, c, co, a, ao, b, bo, par, false),
         }
     }
 }
@@ -467,6 +467,16 @@ pub fn matmul_into<T: Element>(
     let (spec, out_shape) = spec_of(a.layout(), b.layout())?;
     check_out(out, &out_shape)?;
     let co = out.offset();
-    run_batch(&spec, out.as_mut_slice(), co, a.storage(), a.offset(), b.storage(), b.offset(), par);
+    run_batch(
+        &spec,
+        out.as_mut_slice(),
+        co,
+        a.storage(),
+        a.offset(),
+        b.storage(),
+        b.offset(),
+        par,
+        false,
+    );
     Ok(())
 }

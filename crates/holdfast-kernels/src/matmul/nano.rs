@@ -124,16 +124,17 @@ impl<U: NanoScalar> NanoPlan<U> {
         NanoPlan { shape, plan: U::plan(&shape) }
     }
 
-    /// `C = A·B` (`C` overwritten, never read) with the pointers of the un-normalised
-    /// operands.
+    /// `C = A·B` (`C` overwritten, never read), or with `add` `C += A·B`, with the pointers of
+    /// the un-normalised operands.
     ///
     /// # Safety
     ///
     /// With the dimensions and strides this plan's shape was made from, `c` addresses only
     /// writable positions of a live buffer and `a`, `b` only readable positions of live
-    /// buffers; no position of `c` is addressed twice, and `c` overlaps neither `a` nor `b`.
+    /// buffers (readable too, and initialised, with `add`); no position of `c` is addressed
+    /// twice, and `c` overlaps neither `a` nor `b`.
     #[inline]
-    pub(crate) unsafe fn run(&self, c: *mut U, a: *const U, b: *const U) {
+    pub(crate) unsafe fn run(&self, c: *mut U, a: *const U, b: *const U, add: bool) {
         let s = &self.shape;
         let (lhs, rhs) = if s.swap { (b, a) } else { (a, b) };
         // SAFETY: the caller's contract covers every position the (normalised) views address:
@@ -152,8 +153,8 @@ impl<U: NanoScalar> NanoPlan<U> {
                 rhs,
                 s.rhs.0,
                 s.rhs.1,
-                // nano-gemm computes `dst = alpha·dst + beta·lhs·rhs`: alpha 0 overwrites.
-                U::ZERO,
+                // nano-gemm computes `dst = alpha·dst + beta·lhs·rhs`: alpha 0 overwrites, 1 adds.
+                if add { U::ONE } else { U::ZERO },
                 U::ONE,
                 false,
                 false,

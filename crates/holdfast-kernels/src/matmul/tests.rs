@@ -20,7 +20,7 @@ fn loop_kernel_and_faer_agree() {
             let csp = MatSpec { rows: m, cols: n, rs: crs, cs: ccs };
             let spec = BatchSpec { batch: 1, a: asp, b: bsp, c: csp, sa: 0, sb: 0, sc: 0 };
             let mut small = vec![0.0; m * n];
-            run_batch(&spec, &mut small, 0, &a, 0, &b, 0, Par::Seq);
+            run_batch(&spec, &mut small, 0, &a, 0, &b, 0, Par::Seq, false);
             let mut big = vec![0.0; m * n];
             faer_gemm(&mut big, 0, csp, &a, 0, asp, &b, 0, bsp, Par::Seq);
             for (x, y) in small.iter().zip(&big) {
