@@ -7,6 +7,11 @@
 //! - `matmul_into`: validation on every call;
 //! - `matmul_pooled`: `matmul` with its output taken from (and given back to) a pool (the test-support best-fit pool).
 //!
+//! A second group, `matmul_f64_pairs`, runs `faer_direct/N` and `plan_execute_into/N` back to
+//! back, three times each (`…/N/R`, R = 1, 2, 3), for n ≥ 4: the 1.2× target is judged on the
+//! median of the three pairs' ratios (`cargo xtask bench-report`), so that a drift of this
+//! shared machine's speed between two measurements seconds apart does not decide it.
+//!
 //! `cargo bench -p holdfast-kernels --bench kernels_matmul` (`-- --quick` for a smoke run).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a benchmark, not a library")]
@@ -74,5 +79,39 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// Side-by-side repetitions of each (faer, plan) pair.
+const REPETITIONS: usize = 3;
+
+fn pairs(c: &mut Criterion) {
+    let mut g = c.benchmark_group("matmul_f64_pairs");
+    g.warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
+    for n in [4usize, 8, 16, 64, 256] {
+        let a = Tensor::from_vec([n, n], data(n, 1)).unwrap();
+        let b = Tensor::from_vec([n, n], data(n, 2)).unwrap();
+        let mut out = Tensor::<f64>::zeros([n, n]);
+        let mut fout = vec![0.0f64; n * n];
+        let plan = MatmulPlan::new(a.layout(), b.layout()).unwrap();
+        for rep in 1..=REPETITIONS {
+            g.bench_function(BenchmarkId::new(format!("faer_direct/{n}"), rep), |bch| {
+                bch.iter(|| {
+                    let fa = faer::MatRef::from_row_major_slice(a.as_slice(), n, n);
+                    let fb = faer::MatRef::from_row_major_slice(b.as_slice(), n, n);
+                    let fc = faer::MatMut::from_row_major_slice_mut(&mut fout, n, n);
+                    let (accum, par) = (faer::Accum::Replace, faer::Par::Seq);
+                    faer::linalg::matmul::matmul(fc, accum, fa, fb, 1.0, par);
+                    black_box(&fout);
+                });
+            });
+            g.bench_function(BenchmarkId::new(format!("plan_execute_into/{n}"), rep), |bch| {
+                bch.iter(|| {
+                    plan.execute_into(&a.read(), &b.read(), &mut out, Par::Seq).unwrap();
+                    black_box(&out);
+                });
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, pairs);
 criterion_main!(benches);

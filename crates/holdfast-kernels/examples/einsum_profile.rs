@@ -5,8 +5,11 @@
 //!
 //! ```text
 //! cargo build --release -p holdfast-kernels --example einsum_profile
-//! target/release/examples/einsum_profile NAME_FILTER [--runs N] [--heap] [--plan]
+//! target/release/examples/einsum_profile NAME_FILTER [--runs N] [--heap] [--plan] [--recycle]
 //! ```
+//!
+//! `--recycle` gives each result's buffer back to the pool, as a session that recycles its
+//! results does (`holdfast bench`'s ways): the output is then not page-faulted in every run.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a measurement program, not a library")]
 #![allow(clippy::print_stdout, reason = "a measurement program prints its results")]
@@ -21,7 +24,7 @@ mod support;
 use std::time::Instant;
 
 use holdfast_kernels::einsum::EinsumPlan;
-use holdfast_kernels::{HeapAlloc, Par};
+use holdfast_kernels::{HeapAlloc, KernelAlloc, Par};
 use holdfast_tensor::Tensor;
 use support::{SplitMix64, random_tensor};
 
@@ -29,6 +32,7 @@ fn main() {
     let mut runs = 3;
     let mut heap = false;
     let mut show_plan = false;
+    let mut recycle = false;
     let mut filter = String::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -36,6 +40,7 @@ fn main() {
             "--runs" => runs = args.next().and_then(|v| v.parse().ok()).unwrap_or(3),
             "--heap" => heap = true,
             "--plan" => show_plan = true,
+            "--recycle" => recycle = true,
             other => filter = other.to_owned(),
         }
     }
@@ -49,20 +54,21 @@ fn main() {
         println!("{plan:#?}");
     }
     let mut pooled = pool::PoolAlloc::default();
-    let alloc: &mut dyn FnMut() -> Tensor<f64> = if heap {
-        &mut || plan.execute(&vs, &mut HeapAlloc, Par::Seq).unwrap()
-    } else {
-        &mut || plan.execute(&vs, &mut pooled, Par::Seq).unwrap()
-    };
-    let mut times: Vec<f64> = (0..runs)
-        .map(|_| {
-            let t0 = Instant::now();
-            let r = alloc();
-            let dt = t0.elapsed().as_secs_f64() * 1e3;
-            std::hint::black_box(r.as_slice());
-            dt
-        })
-        .collect();
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let t0 = Instant::now();
+        let r = if heap {
+            plan.execute(&vs, &mut HeapAlloc, Par::Seq)
+        } else {
+            plan.execute(&vs, &mut pooled, Par::Seq)
+        };
+        let r = r.unwrap();
+        times.push(t0.elapsed().as_secs_f64() * 1e3);
+        std::hint::black_box(r.as_slice());
+        if recycle && !heap {
+            pooled.give(r.into_parts().0);
+        }
+    }
     times.sort_by(f64::total_cmp);
     println!(
         "{}: {} steps, {} copies, median {:.2} ms over {runs} runs ({})",

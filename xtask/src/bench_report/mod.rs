@@ -30,7 +30,7 @@ use targets::Verdict;
 
 /// The criterion benches that carry targets: (package, bench target, filter).
 const BENCHES: &[(&str, &str, &str)] = &[
-    ("holdfast-kernels", "kernels_matmul", "matmul_f64/(faer_direct|plan_execute_into)/"),
+    ("holdfast-kernels", "kernels_matmul", "matmul_f64(_pairs)?/(faer_direct|plan_execute_into)/"),
     ("holdfast-resources", "resources", ""),
     ("holdfast-session", "held_session_dispatch", ""),
     ("holdfast-arbiter", "arbiter", ""),

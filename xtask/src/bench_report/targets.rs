@@ -67,36 +67,36 @@ const TARGETS: &[Target] = &[
     ratio(
         "kernels",
         "matmul n=4, prepared plan vs direct faer",
-        "matmul_f64/plan_execute_into/4",
-        "matmul_f64/faer_direct/4",
+        "matmul_f64_pairs/plan_execute_into/4",
+        "matmul_f64_pairs/faer_direct/4",
         1.2,
     ),
     ratio(
         "kernels",
         "matmul n=8, prepared plan vs direct faer",
-        "matmul_f64/plan_execute_into/8",
-        "matmul_f64/faer_direct/8",
+        "matmul_f64_pairs/plan_execute_into/8",
+        "matmul_f64_pairs/faer_direct/8",
         1.2,
     ),
     ratio(
         "kernels",
         "matmul n=16, prepared plan vs direct faer",
-        "matmul_f64/plan_execute_into/16",
-        "matmul_f64/faer_direct/16",
+        "matmul_f64_pairs/plan_execute_into/16",
+        "matmul_f64_pairs/faer_direct/16",
         1.2,
     ),
     ratio(
         "kernels",
         "matmul n=64, prepared plan vs direct faer",
-        "matmul_f64/plan_execute_into/64",
-        "matmul_f64/faer_direct/64",
+        "matmul_f64_pairs/plan_execute_into/64",
+        "matmul_f64_pairs/faer_direct/64",
         1.2,
     ),
     ratio(
         "kernels",
         "matmul n=256, prepared plan vs direct faer",
-        "matmul_f64/plan_execute_into/256",
-        "matmul_f64/faer_direct/256",
+        "matmul_f64_pairs/plan_execute_into/256",
+        "matmul_f64_pairs/faer_direct/256",
         1.2,
     ),
     below("resources", "resource checkout take + return", "checkout/take_return", 50.0),
@@ -352,8 +352,8 @@ mod tests {
     #[test]
     fn ratios_and_missing_measurements() {
         let mut m = Medians::new();
-        m.insert("matmul_f64/plan_execute_into/4".into(), 36.0);
-        m.insert("matmul_f64/faer_direct/4".into(), 33.0);
+        m.insert("matmul_f64_pairs/plan_execute_into/4".into(), 36.0);
+        m.insert("matmul_f64_pairs/faer_direct/4".into(), 33.0);
         m.insert("checkout/take_return".into(), 60.0);
         let v = criterion_verdicts(&m);
         let n4 = v.iter().find(|v| v.what.contains("n=4")).unwrap();
