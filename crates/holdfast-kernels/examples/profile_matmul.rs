@@ -13,7 +13,9 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let what = args.next().unwrap_or_else(|| "plan".to_owned());
     let n: usize = args.next().map_or(4, |s| s.parse().unwrap());
-    let iters = 10_000;
+    // HOLDFAST_ITERS: more iterations for sampling profilers (`perf record`).
+    let iters: usize =
+        std::env::var("HOLDFAST_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
     #[allow(clippy::cast_precision_loss, reason = "small test values")]
     let a = Tensor::<f64>::from_vec([n, n], (0..n * n).map(|x| x as f64).collect()).unwrap();
     let mut out = Tensor::<f64>::zeros([n, n]);

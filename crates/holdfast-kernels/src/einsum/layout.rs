@@ -233,9 +233,7 @@ impl Choice {
         choice.cost = choice.traffic(a, b, reps(1), reps(2), dims);
         Some(choice)
     }
-}
 
-impl Choice {
     /// The layout that loops over the leading contracted labels of `ko` when the whole group is
     /// not nested in both operands, so that neither is copied: every iteration adds one GEMM's
     /// product into the same C (zeroed first). The shortest such prefix wins; `None` when no
