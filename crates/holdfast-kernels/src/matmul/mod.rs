@@ -140,8 +140,9 @@ impl MatmulPlan {
     }
 
     /// [`bind`](Self::bind) without the error's detail: `None` when `a` or `b` is not laid out
-    /// as the plan expects. The hot path of a plan cache's hit: the small `Option` is returned in
-    /// registers where a `Result` carrying a [`KernelError`] goes through memory.
+    /// as the plan expects. Made for a plan cache's hit path: always inlined and carrying no
+    /// [`KernelError`], so the bound plan stays in registers instead of being copied back out of
+    /// a `Result` (a copy that stalls on store forwarding).
     ///
     /// # Examples
     ///

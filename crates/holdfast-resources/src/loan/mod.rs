@@ -124,6 +124,16 @@ impl<'p> BufferPoolLoan<'p> {
     pub fn in_flight(&self) -> usize {
         self.pool.record.len()
     }
+
+    /// Replenishes every recorded take, in reverse, popping, so the record ends empty whatever
+    /// happens (the unwinding path of R6).
+    #[cold]
+    #[inline(never)]
+    fn replenish_all(&mut self) {
+        while let Some((dtype, cap)) = self.pool.record.pop() {
+            self.pool.replenish(dtype, cap);
+        }
+    }
 }
 
 impl KernelAlloc for BufferPoolLoan<'_> {
@@ -161,18 +171,6 @@ impl Drop for BufferPoolLoan<'_> {
     fn drop(&mut self) {
         if !self.pool.record.is_empty() {
             self.replenish_all();
-        }
-    }
-}
-
-impl BufferPoolLoan<'_> {
-    /// Replenishes every recorded take, in reverse, popping, so the record ends empty whatever
-    /// happens (the unwinding path of R6).
-    #[cold]
-    #[inline(never)]
-    fn replenish_all(&mut self) {
-        while let Some((dtype, cap)) = self.pool.record.pop() {
-            self.pool.replenish(dtype, cap);
         }
     }
 }
