@@ -264,6 +264,10 @@ pub struct BoundMatmul<'x, T> {
 
 impl<T: Element> BoundMatmul<'_, T> {
     /// The plan's floating-point operation count (see [`MatmulPlan::flops`]).
+    ///
+    /// # Examples
+    ///
+    /// See [`BoundMatmul`].
     #[inline]
     pub fn flops(&self) -> u64 {
         self.plan.flops()
@@ -274,6 +278,10 @@ impl<T: Element> BoundMatmul<'_, T> {
     /// # Errors
     ///
     /// [`KernelError::OutputShape`] or [`KernelError::OutputNotContiguous`] for a wrong `out`.
+    ///
+    /// # Examples
+    ///
+    /// See [`MatmulPlan::bind`].
     #[inline]
     pub fn execute_into(&self, out: &mut Tensor<T>, par: Par) -> Result<(), KernelError> {
         let plan = self.plan;
@@ -292,6 +300,10 @@ impl<T: Element> BoundMatmul<'_, T> {
     /// # Errors
     ///
     /// Only if the plan's own output layout were inconsistent (it is built checked).
+    ///
+    /// # Examples
+    ///
+    /// See [`BoundMatmul`].
     #[inline]
     pub fn execute<A: KernelAlloc + ?Sized>(
         &self,

@@ -25,6 +25,15 @@ fn all_threads() -> usize {
     Topology::get().unwrap().allowed().len()
 }
 
+/// Runs `f(n, domain)` on a domain of all `n` allowed CPUs, [`bounded`]; skipped on a machine
+/// of one CPU, where no two lanes can run at once.
+fn on_concurrent_domain(f: impl FnOnce(usize, CpuDomain) + Send + 'static) {
+    let n = all_threads();
+    if n >= 2 {
+        bounded(move || f(n, domain(n)));
+    }
+}
+
 /// Runs `f` on a fresh thread and fails the test if it does not finish within [`DEADLINE`] (a
 /// lost wake-up would otherwise hang the test binary).
 fn bounded<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
@@ -79,12 +88,7 @@ fn one_thread_runs_lane_zero_inline_on_the_caller() {
 
 #[test]
 fn lane_zero_runs_on_the_caller_and_lane_i_on_worker_i() {
-    let n = all_threads();
-    if n < 2 {
-        return;
-    }
-    bounded(move || {
-        let d = domain(n);
+    on_concurrent_domain(|n, d| {
         let pool = d.pool().unwrap();
         let caller = std::thread::current().id();
         d.lane_crew(|crew| {
@@ -102,12 +106,7 @@ fn lane_zero_runs_on_the_caller_and_lane_i_on_worker_i() {
 
 #[test]
 fn concurrency_never_exceeds_the_budget_and_a_panic_surfaces_after_all_lanes() {
-    let n = all_threads();
-    if n < 2 {
-        return;
-    }
-    bounded(move || {
-        let d = domain(n);
+    on_concurrent_domain(|n, d| {
         for panicking in [0, n - 1] {
             let (active, peak, finished) =
                 (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
@@ -140,12 +139,7 @@ fn concurrency_never_exceeds_the_budget_and_a_panic_surfaces_after_all_lanes() {
 
 #[test]
 fn a_panicking_callback_releases_the_workers() {
-    let n = all_threads();
-    if n < 2 {
-        return;
-    }
-    bounded(move || {
-        let d = domain(n);
+    on_concurrent_domain(|n, d| {
         let out = catch_unwind(AssertUnwindSafe(|| {
             d.lane_crew(|crew| {
                 crew.run(|lane| lane);
@@ -162,12 +156,7 @@ fn a_panicking_callback_releases_the_workers() {
 
 #[test]
 fn workers_park_between_slow_runs_and_wake_for_the_next() {
-    let n = all_threads();
-    if n < 2 {
-        return;
-    }
-    bounded(move || {
-        let d = domain(n);
+    on_concurrent_domain(|n, d| {
         d.lane_crew(|crew| {
             for round in 0..5 {
                 // Longer than the spin and yield windows: the workers are parked by now.
@@ -189,12 +178,7 @@ fn workers_park_between_slow_runs_and_wake_for_the_next() {
 
 #[test]
 fn a_worker_of_the_pool_may_open_a_crew_and_keeps_lane_zero() {
-    let n = all_threads();
-    if n < 2 {
-        return;
-    }
-    bounded(move || {
-        let d = domain(n);
+    on_concurrent_domain(|n, d| {
         let pool = d.pool().unwrap();
         // The caller is worker k; the crew uses every other worker.
         let (k, lanes) = pool.install(|| {
@@ -241,12 +225,7 @@ fn a_crew_opened_inside_an_open_crew_runs_its_lanes_serially() {
 /// returned early fails the test instead of hanging it.
 #[test]
 fn stress_thousands_of_runs_with_random_pauses() {
-    let n = all_threads();
-    if n < 2 {
-        return;
-    }
-    bounded(move || {
-        let d = domain(n);
+    on_concurrent_domain(|n, d| {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let done = AtomicBool::new(true);
         d.lane_crew(|crew| {

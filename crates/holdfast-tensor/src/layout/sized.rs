@@ -20,6 +20,7 @@ use crate::tensor::Tensor;
 ///
 /// let sized = SizedLayout::new(Layout::contiguous(&[2, 3])?);
 /// assert_eq!(sized.required_len(), 6);
+/// assert_eq!(sized.layout().shape(), &[2, 3]);
 /// let t = Tensor::from_sized_layout(vec![0.0f64; 6], &sized)?;
 /// assert_eq!(t.shape(), &[2, 3]);
 /// assert!(Tensor::from_sized_layout(vec![0.0f64; 5], &sized).is_err());
@@ -33,18 +34,30 @@ pub struct SizedLayout {
 
 impl SizedLayout {
     /// `layout` with its required storage length.
+    ///
+    /// # Examples
+    ///
+    /// See [`SizedLayout`].
     pub fn new(layout: Layout) -> Self {
         let required = layout.required_len();
         SizedLayout { layout, required }
     }
 
     /// The layout.
+    ///
+    /// # Examples
+    ///
+    /// See [`SizedLayout`].
     #[inline]
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
 
     /// The storage length the layout needs (see [`Layout::required_len`]).
+    ///
+    /// # Examples
+    ///
+    /// See [`SizedLayout`].
     #[inline]
     pub fn required_len(&self) -> usize {
         self.required
