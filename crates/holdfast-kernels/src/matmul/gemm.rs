@@ -4,11 +4,12 @@
 //!
 //! # Unsafe
 //!
-//! `faer_typed` is the only function here with `unsafe`: it builds faer views with
+//! Two functions here have `unsafe`: `faer_typed` builds faer views with
 //! `MatRef::from_raw_parts` / `MatMut::from_raw_parts_mut`, because faer's safe constructors
-//! cannot express arbitrary (or zero) strides, or runs a nano-gemm plan on the same pointers.
-//! Both are preceded by a bounds check of every addressed position against its slice (the
-//! views' extents), and the element type is proven to be the faer scalar by `TypeId`.
+//! cannot express arbitrary (or zero) strides, and `Checked::run_nano` runs a nano-gemm plan
+//! on the same pointers. Both take their pointers from `Checked::new`, which checks every
+//! addressed position against its slice (the views' extents) and proves the element type to
+//! be the faer scalar by `TypeId`.
 
 use std::any::TypeId;
 
@@ -366,7 +367,7 @@ impl SingleGemm {
     ///
     /// When an addressed position lies outside its slice (a broken caller invariant).
     #[allow(clippy::too_many_arguments, reason = "three operands with offsets")]
-    #[inline]
+    #[inline(always)]
     pub(crate) fn run<T: Element>(
         &self,
         c: &mut [T],
@@ -377,11 +378,94 @@ impl SingleGemm {
         bo: usize,
         par: Par,
     ) {
+        // A small product runs through its prepared nano-gemm plan from here, inlined into the
+        // caller: no parallelism to decide, and no call frames between the caller and nano-gemm
+        // (on a 4×4 product each frame's argument passing was measured at several ns).
+        if let Some(nano) = &self.nano {
+            if TypeId::of::<T>() == TypeId::of::<f64>() {
+                let ptrs = Checked::<f64>::new(&self.views, c, co, a, ao, b, bo);
+                return ptrs.run_nano(&nano.f64, false);
+            }
+            if TypeId::of::<T>() == TypeId::of::<f32>() {
+                let ptrs = Checked::<f32>::new(&self.views, c, co, a, ao, b, bo);
+                return ptrs.run_nano(&nano.f32, false);
+            }
+        }
         let par = match par {
             Par::Seq => Par::Seq,
             par => par.for_size(Family::Gemm, self.flops),
         };
         self.views.run(c, co, a, ao, b, bo, par, self.nano.as_ref(), false);
+    }
+}
+
+/// The typed pointers of a product's three operands, made only by [`Checked::new`] after it
+/// checked that the element type is `U` and that every position the views address lies inside
+/// its slice: holding one is the proof the `unsafe` calls below rely on.
+struct Checked<'s, U> {
+    views: &'s FaerViews,
+    c: *mut U,
+    a: *const U,
+    b: *const U,
+}
+
+impl<'s, U: 'static> Checked<'s, U> {
+    /// Checks the operands against `views` and takes their pointers.
+    ///
+    /// # Panics
+    ///
+    /// When `T` is not `U`, or an addressed position lies outside its slice (a broken caller
+    /// invariant).
+    #[allow(clippy::too_many_arguments, reason = "three operands with offsets")]
+    #[inline(always)]
+    fn new<T: Element>(
+        views: &'s FaerViews,
+        c: &mut [T],
+        co: usize,
+        a: &[T],
+        ao: usize,
+        b: &[T],
+        bo: usize,
+    ) -> Self {
+        let FaerViews { a: av, b: bv, c: cv } = *views;
+        assert!(TypeId::of::<T>() == TypeId::of::<U>(), "faer scalar matches the element type");
+        assert!(
+            co + cv.extent <= c.len() && ao + av.extent <= a.len() && bo + bv.extent <= b.len(),
+            "GEMM operands lie inside their slices"
+        );
+        debug_assert!(
+            av.rows == cv.rows && bv.cols == cv.cols && av.cols == bv.rows,
+            "GEMM dimensions agree"
+        );
+        debug_assert!(
+            cv.rows <= 1 || cv.cols <= 1 || (cv.rs != cv.cs && cv.rs != 0 && cv.cs != 0),
+            "C does not alias itself"
+        );
+        // Offsets of empty operands may equal the slice length; `wrapping_add` keeps the
+        // pointer arithmetic defined in that case (nothing dereferences an empty view).
+        Checked {
+            views,
+            c: c.as_mut_ptr().wrapping_add(co).cast::<U>(),
+            a: a.as_ptr().wrapping_add(ao).cast::<U>(),
+            b: b.as_ptr().wrapping_add(bo).cast::<U>(),
+        }
+    }
+}
+
+impl<U: FaerScalar> Checked<'_, U> {
+    /// `C = A·B` (with `add`, `C += A·B`) through `plan`, a nano-gemm plan made from these
+    /// operands' views.
+    #[inline(always)]
+    fn run_nano(self, plan: &NanoPlan<U>, add: bool) {
+        let Checked { views, c, a, b } = self;
+        debug_assert!(views.nano_shape() == Some(*plan.shape()), "the plan fits the views");
+        // SAFETY: `plan` was made from the dimensions and strides of `views`
+        // (`FaerViews::nano_shape`; checked in debug builds), and `Checked::new` proved that
+        // every position they address lies inside its slice (the views' extents); the slices
+        // were initialised and `c` an exclusive borrow distinct from `a` and `b` (so reading it,
+        // with `add`, is as sound as writing it); C's strides never alias (the callers build C
+        // dense or grouped from a dense layout; checked in debug builds).
+        unsafe { plan.run(c, a, b, add) };
     }
 }
 
@@ -406,25 +490,6 @@ fn faer_typed<T: Element, U: FaerScalar>(
     nano: Option<&NanoPlan<U>>,
     add: bool,
 ) {
-    let FaerViews { a: av, b: bv, c: cv } = *views;
-    assert!(TypeId::of::<T>() == TypeId::of::<U>(), "faer scalar matches the element type");
-    assert!(
-        co + cv.extent <= c.len() && ao + av.extent <= a.len() && bo + bv.extent <= b.len(),
-        "GEMM operands lie inside their slices"
-    );
-    debug_assert!(
-        av.rows == cv.rows && bv.cols == cv.cols && av.cols == bv.rows,
-        "GEMM dimensions agree"
-    );
-    debug_assert!(
-        cv.rows <= 1 || cv.cols <= 1 || (cv.rs != cv.cs && cv.rs != 0 && cv.cs != 0),
-        "C does not alias itself"
-    );
-    // Offsets of empty operands may equal the slice length; `wrapping_add` keeps the pointer
-    // arithmetic defined in that case (faer does not dereference an empty view).
-    let ap = a.as_ptr().wrapping_add(ao).cast::<U>();
-    let bp = b.as_ptr().wrapping_add(bo).cast::<U>();
-    let cp = c.as_mut_ptr().wrapping_add(co).cast::<U>();
     // A prepared plan is used in place (it is too big to copy for free); otherwise one is
     // chosen now, as nano-gemm's own planless entry would.
     let chosen;
@@ -435,26 +500,23 @@ fn faer_typed<T: Element, U: FaerScalar>(
             chosen.as_ref()
         }
     };
+    let ptrs = Checked::<U>::new(views, c, co, a, ao, b, bo);
     if let Some(plan) = nano {
-        // SAFETY: `plan` was made from these three views' dimensions and strides
-        // (`FaerViews::nano_shape`), and, as for the faer views below, `T` is `U`, every
-        // addressed position lies inside its slice (extents checked above), `c` is exclusive
-        // and distinct from `a` and `b`, and C's strides never alias; `c` is an initialised
-        // `&mut [T]`, so reading it (with `add`) is as sound as writing it.
-        unsafe { plan.run(cp, ap, bp, add) };
-        return;
+        return ptrs.run_nano(plan, add);
     }
+    let (FaerViews { a: av, b: bv, c: cv }, cp, ap, bp) = (*views, ptrs.c, ptrs.a, ptrs.b);
     // SAFETY:
-    // - `T` and `U` are the same type (checked by `TypeId` above), so the casts keep size,
+    // - `T` and `U` are the same type (checked by `TypeId` in `Checked::new`), so the
+    //   casts keep size,
     //   alignment and validity.
     // - Every position addressed by the three views, `off + i·rs + j·cs` for `i < rows`,
     //   `j < cols`, lies inside its slice: each view's `extent` was computed from the same
     //   dimensions and strides (`View::of`, never modified after) and is checked against the
-    //   slice above; the slices are initialised.
+    //   slice by `Checked::new`; the slices are initialised.
     // - `a` and `b` are shared borrows and `c` is an exclusive borrow of a different slice, so
     //   nothing writes the read views and nothing else accesses the written view while faer runs.
     // - C's strides never map two positions to one address (the callers build C dense or
-    //   grouped from a dense layout; checked in debug builds above).
+    //   grouped from a dense layout; checked in debug builds by `Checked::new`).
     let (av, bv, cv) = unsafe {
         (
             faer::MatRef::<U>::from_raw_parts(ap, av.rows, av.cols, av.rs, av.cs),

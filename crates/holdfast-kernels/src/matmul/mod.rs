@@ -318,8 +318,9 @@ impl<T: Element> BoundMatmul<'_, T> {
         Ok(Tensor::from_sized_layout(buf, &plan.out_layout)?)
     }
 
-    /// Writes the product into `c` from offset `co`, laid out as the plan's output.
-    #[inline]
+    /// Writes the product into `c` from offset `co`, laid out as the plan's output. Always
+    /// inlined: a small product then reaches nano-gemm without a call frame of ours between.
+    #[inline(always)]
     fn run(&self, c: &mut [T], co: usize, par: Par) {
         let (a, ao, b, bo) = (self.a, self.ao, self.b, self.bo);
         match &self.plan.single {

@@ -124,6 +124,11 @@ impl<U: NanoScalar> NanoPlan<U> {
         NanoPlan { shape, plan: U::plan(&shape) }
     }
 
+    /// The shape the plan was chosen for.
+    pub(crate) fn shape(&self) -> &NanoShape {
+        &self.shape
+    }
+
     /// `C = A·B` (`C` overwritten, never read), or with `add` `C += A·B`, with the pointers of
     /// the un-normalised operands.
     ///
