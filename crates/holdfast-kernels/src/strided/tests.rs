@@ -32,14 +32,16 @@ fn empty_shapes_run_nothing() {
 fn copies_match_logical_order_on_every_path() {
     // Plain (inner unit stride), tiled (transpose), gather (many short axes), slice runs
     // (a contiguous inner run of 10 under a permuted outer pair, as in an MPS contraction),
-    // and a contiguous run too short for a slice copy (gathered).
+    // a contiguous run too short for a slice copy (gathered), and a transposed 4×4 panel too
+    // small to tile (gathered).
     let src: Vec<f64> = (0..2 * 3 * 40 * 50).map(f64::from).collect();
-    let cases: [(&[usize], &[usize]); 5] = [
+    let cases: [(&[usize], &[usize]); 6] = [
         (&[2, 3, 40, 50], &[6000, 2000, 50, 1]),
         (&[2, 3, 50, 40], &[6000, 2000, 1, 50]),
         (&[50, 40, 3, 2], &[1, 50, 2000, 6000]),
         (&[5, 12, 10], &[10, 50, 1]),
         (&[5, 12, 4], &[4, 50, 1]),
+        (&[30, 4, 4], &[16, 1, 4]),
     ];
     for (shape, strides) in cases {
         let n: usize = shape.iter().product();

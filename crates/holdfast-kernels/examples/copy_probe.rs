@@ -1,0 +1,52 @@
+//! Times the strided copy (`permute` of a view, pooled output) on a few layouts that pick its
+//! different paths: a brackets instance's copy (4×4 transposed panels under a long batch axis),
+//! small and large transposes. Prints the median of 21 runs per layout.
+//!
+//! ```text
+//! cargo build --profile bench -p holdfast-kernels --example copy_probe
+//! target/release/examples/copy_probe
+//! ```
+
+#![allow(clippy::unwrap_used, reason = "a measurement program, not a library")]
+#![allow(clippy::print_stdout, reason = "a measurement program prints its results")]
+
+#[path = "../tests/support/pool.rs"]
+mod pool;
+
+use std::time::Instant;
+
+use holdfast_kernels::{KernelAlloc, Par, permute::permute};
+use holdfast_tensor::{Layout, TensorRead};
+
+fn main() {
+    // (name, shape, source strides): the copy makes a dense row-major tensor of `shape`.
+    let cases: [(&str, &[usize], &[usize]); 6] = [
+        ("brackets61", &[1996, 4, 4, 4, 4], &[16, 127_744, 1, 31_936, 4]),
+        ("t16x16", &[2000, 16, 16], &[256, 1, 16]),
+        ("t64", &[64, 64, 128], &[64, 1, 4096]),
+        ("t4x4x", &[20_000, 4, 4], &[16, 1, 4]),
+        ("t8x8", &[8000, 8, 8], &[64, 1, 8]),
+        ("big_t", &[1024, 1024], &[1, 1024]),
+    ];
+    for (name, shape, strides) in cases {
+        let n: usize = shape.iter().product();
+        let span = 1 + shape.iter().zip(strides).map(|(d, s)| (d - 1) * s).sum::<usize>();
+        #[allow(clippy::cast_precision_loss, reason = "distinct test values")]
+        let data: Vec<f64> = (0..span).map(|i| i as f64).collect();
+        let view = TensorRead::from_layout(&data, Layout::new(shape, strides, 0).unwrap()).unwrap();
+        let identity: Vec<usize> = (0..shape.len()).collect();
+        let mut pooled = pool::PoolAlloc::default();
+        let mut times = Vec::with_capacity(21);
+        for _ in 0..21 {
+            let t0 = Instant::now();
+            let r = permute(view.clone(), &identity, &mut pooled, Par::Seq).unwrap();
+            times.push(t0.elapsed().as_secs_f64());
+            pooled.give(std::hint::black_box(r).into_parts().0);
+        }
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
+        #[allow(clippy::cast_precision_loss, reason = "a timing ratio")]
+        let per = median * 1e9 / n as f64;
+        println!("{name:12} {:8.3} ms {per:6.2} ns/elem", median * 1e3);
+    }
+}
