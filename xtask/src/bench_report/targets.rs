@@ -12,22 +12,14 @@ use super::criterion::Medians;
 
 /// The numpy 2.4 + opt_einsum 3.4 medians (ms, one thread, the instance's `opt_flops` path)
 /// measured on this machine and quoted in the kernels issue: the reference of the einsum target.
-pub(crate) const NUMPY_MS: &[(&str, f64)] = &[
-    ("bin_matmul_256", 0.98),
-    ("bin_batched_matmul_b32_m64_n64_k64", 3.7),
-    ("bin_elementwise_mul_2048x2048", 26.9),
-    ("bin_outer_product_4096", 98.0),
-    ("lm_batch_likelihood_brackets_4_4d", 70.0),
-    ("lm_batch_likelihood_sentence_3_12d", 130.0),
-    ("lm_batch_likelihood_sentence_4_4d", 82.0),
-    ("str_matrix_chain_multiplication_100", 19.8),
-    ("str_mps_varying_inner_product_200", 23.6),
-    ("str_nw_mera_open_26", 803.0),
-    ("str_nw_mera_closed_120", 2023.0),
-    ("gm_queen5_5_3.wcsp", 27967.0),
-    ("tensornetwork_permutation_focus_step409_316", 20328.0),
-    ("tensornetwork_permutation_light_415", 21682.0),
-];
+/// One table for the project, also read by the kernels' instance tests.
+const NUMPY_QUOTED_JSON: &str = include_str!("../../../scripts/numpy-quoted-ms.json");
+
+/// [`NUMPY_QUOTED_JSON`] as (instance, ms) pairs, in the issue's order.
+pub(crate) fn numpy_quoted() -> Vec<(String, f64)> {
+    // The file is part of this repository and checked by the unit test below.
+    serde_json::from_str(NUMPY_QUOTED_JSON).unwrap_or_default()
+}
 
 /// How a target is measured.
 #[derive(Debug, Clone, Copy)]
@@ -307,13 +299,13 @@ pub(crate) fn einsum_verdicts(
     bench: Option<&Value>,
     numpy_now: Option<&BTreeMap<String, f64>>,
 ) -> (Vec<EinsumRow>, Vec<Verdict>) {
-    let rows: Vec<EinsumRow> = NUMPY_MS
-        .iter()
-        .map(|&(name, numpy_ms)| EinsumRow {
-            name: name.to_owned(),
+    let rows: Vec<EinsumRow> = numpy_quoted()
+        .into_iter()
+        .map(|(name, numpy_ms)| EinsumRow {
             numpy_ms,
-            numpy_now_ms: numpy_now.and_then(|m| m.get(name).copied()),
-            held_ms: bench.and_then(|b| held_one_thread_ns(b, name)).map(|ns| ns / 1e6),
+            numpy_now_ms: numpy_now.and_then(|m| m.get(&name).copied()),
+            held_ms: bench.and_then(|b| held_one_thread_ns(b, &name)).map(|ns| ns / 1e6),
+            name,
         })
         .collect();
     let mut verdicts = einsum_pair(&rows, "quoted medians", EinsumRow::speedup).to_vec();
@@ -346,8 +338,16 @@ pub(crate) fn bench_verdicts(bench: Option<&Value>) -> Vec<Verdict> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Medians, criterion_verdicts, einsum_verdicts};
+    use super::{Medians, criterion_verdicts, einsum_verdicts, numpy_quoted};
     use serde_json::json;
+
+    #[test]
+    fn the_quoted_numpy_table_parses_whole() {
+        let table = numpy_quoted();
+        assert_eq!(table.len(), 14, "the kernels issue quotes fourteen instances");
+        assert_eq!(table[0], ("bin_matmul_256".to_owned(), 0.98));
+        assert!(table.iter().all(|(_, ms)| *ms > 0.0));
+    }
 
     #[test]
     fn ratios_and_missing_measurements() {

@@ -20,27 +20,13 @@ pub(crate) struct Instance {
     pub(crate) opt_size: Vec<(usize, usize)>,
 }
 
-/// numpy 2.4 + opt_einsum 3.4 medians on this project's machines (ms, one thread, opt_flops).
-pub(crate) const NUMPY_MS: &[(&str, f64)] = &[
-    ("bin_matmul_256", 0.98),
-    ("bin_batched_matmul_b32_m64_n64_k64", 3.7),
-    ("bin_elementwise_mul_2048x2048", 26.9),
-    ("bin_outer_product_4096", 98.0),
-    ("lm_batch_likelihood_brackets_4_4d", 70.0),
-    ("lm_batch_likelihood_sentence_3_12d", 130.0),
-    ("lm_batch_likelihood_sentence_4_4d", 82.0),
-    ("str_matrix_chain_multiplication_100", 19.8),
-    ("str_mps_varying_inner_product_200", 23.6),
-    ("str_nw_mera_open_26", 803.0),
-    ("str_nw_mera_closed_120", 2023.0),
-    ("gm_queen5_5_3.wcsp", 27967.0),
-    ("tensornetwork_permutation_focus_step409_316", 20328.0),
-    ("tensornetwork_permutation_light_415", 21682.0),
-];
-
-/// The numpy reference time of `name`, if listed.
+/// The numpy reference time of `name` in ms, if listed: numpy 2.4 + opt_einsum 3.4, one
+/// thread, the `opt_flops` path, as quoted in the kernels issue. The table lives in
+/// `scripts/numpy-quoted-ms.json`, which `cargo xtask bench-report` reads too.
 pub(crate) fn numpy_ms(name: &str) -> Option<f64> {
-    NUMPY_MS.iter().find(|(n, _)| *n == name).map(|&(_, ms)| ms)
+    let table: Vec<(String, f64)> =
+        serde_json::from_str(include_str!("../../../../scripts/numpy-quoted-ms.json")).unwrap();
+    table.into_iter().find(|(n, _)| n == name).map(|(_, ms)| ms)
 }
 
 /// The instance folder: `$HOLDFAST_EINSUM_INSTANCES`, or `../shared/einsum-instances` beside
