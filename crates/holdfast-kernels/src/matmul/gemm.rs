@@ -12,6 +12,7 @@
 //! be the faer scalar by `TypeId`.
 
 use std::any::TypeId;
+use std::marker::PhantomData;
 
 use holdfast_tensor::Element;
 use rayon::prelude::*;
@@ -401,12 +402,14 @@ impl SingleGemm {
 
 /// The typed pointers of a product's three operands, made only by [`Checked::new`] after it
 /// checked that the element type is `U` and that every position the views address lies inside
-/// its slice: holding one is the proof the `unsafe` calls below rely on.
+/// its slice: holding one is the proof the `unsafe` calls below rely on. It keeps the slices
+/// borrowed (`c` exclusively) for as long as the pointers live.
 struct Checked<'s, U> {
     views: &'s FaerViews,
     c: *mut U,
     a: *const U,
     b: *const U,
+    borrows: PhantomData<(&'s mut [U], &'s [U])>,
 }
 
 impl<'s, U: 'static> Checked<'s, U> {
@@ -420,11 +423,11 @@ impl<'s, U: 'static> Checked<'s, U> {
     #[inline(always)]
     fn new<T: Element>(
         views: &'s FaerViews,
-        c: &mut [T],
+        c: &'s mut [T],
         co: usize,
-        a: &[T],
+        a: &'s [T],
         ao: usize,
-        b: &[T],
+        b: &'s [T],
         bo: usize,
     ) -> Self {
         let FaerViews { a: av, b: bv, c: cv } = *views;
@@ -448,6 +451,7 @@ impl<'s, U: 'static> Checked<'s, U> {
             c: c.as_mut_ptr().wrapping_add(co).cast::<U>(),
             a: a.as_ptr().wrapping_add(ao).cast::<U>(),
             b: b.as_ptr().wrapping_add(bo).cast::<U>(),
+            borrows: PhantomData,
         }
     }
 }
@@ -457,7 +461,7 @@ impl<U: FaerScalar> Checked<'_, U> {
     /// operands' views.
     #[inline(always)]
     fn run_nano(self, plan: &NanoPlan<U>, add: bool) {
-        let Checked { views, c, a, b } = self;
+        let Checked { views, c, a, b, .. } = self;
         debug_assert!(views.nano_shape() == Some(*plan.shape()), "the plan fits the views");
         // SAFETY: `plan` was made from the dimensions and strides of `views`
         // (`FaerViews::nano_shape`; checked in debug builds), and `Checked::new` proved that
@@ -506,9 +510,8 @@ fn faer_typed<T: Element, U: FaerScalar>(
     }
     let (FaerViews { a: av, b: bv, c: cv }, cp, ap, bp) = (*views, ptrs.c, ptrs.a, ptrs.b);
     // SAFETY:
-    // - `T` and `U` are the same type (checked by `TypeId` in `Checked::new`), so the
-    //   casts keep size,
-    //   alignment and validity.
+    // - `T` and `U` are the same type (checked by `TypeId` in `Checked::new`), so the casts
+    //   keep size, alignment and validity.
     // - Every position addressed by the three views, `off + i·rs + j·cs` for `i < rows`,
     //   `j < cols`, lies inside its slice: each view's `extent` was computed from the same
     //   dimensions and strides (`View::of`, never modified after) and is checked against the
