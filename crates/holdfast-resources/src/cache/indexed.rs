@@ -106,86 +106,9 @@ impl IndexedPlanCache {
         let i = self.lru.lookup_front(|k, _| k.matches(spec, operands, path))?;
         Some(self.lru.value(i))
     }
-
-    /// The statistics so far.
-    ///
-    /// # Examples
-    ///
-    /// See [`IndexedPlanCache`].
-    pub fn stats(&self) -> PlanCacheStats {
-        self.lru.stats()
-    }
-
-    /// Number of cached plans.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use holdfast_resources::IndexedPlanCache;
-    ///
-    /// assert_eq!(IndexedPlanCache::default().len(), 0);
-    /// ```
-    pub fn len(&self) -> usize {
-        self.lru.len()
-    }
-
-    /// True when no plan is cached.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use holdfast_resources::IndexedPlanCache;
-    ///
-    /// assert!(IndexedPlanCache::default().is_empty());
-    /// ```
-    pub fn is_empty(&self) -> bool {
-        self.lru.len() == 0
-    }
-
-    /// The bounds.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use holdfast_resources::{CacheLimits, IndexedPlanCache};
-    ///
-    /// let l = CacheLimits::new(4, 4096);
-    /// assert_eq!(IndexedPlanCache::new(l).limits(), l);
-    /// ```
-    pub fn limits(&self) -> CacheLimits {
-        self.lru.limits()
-    }
-
-    /// Changes the bounds, evicting least recent entries until they hold.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use holdfast_resources::{CacheLimits, IndexedPlanCache};
-    ///
-    /// let mut cache = IndexedPlanCache::default();
-    /// cache.set_limits(CacheLimits::new(0, 0));
-    /// assert_eq!(cache.limits().max_entries, 0);
-    /// ```
-    pub fn set_limits(&mut self, limits: CacheLimits) {
-        self.lru.set_limits(limits);
-    }
-
-    /// Drops every cached plan (counted in [`PlanCacheStats::clears`]).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use holdfast_resources::IndexedPlanCache;
-    ///
-    /// let mut cache = IndexedPlanCache::default();
-    /// cache.clear();
-    /// assert_eq!(cache.stats().clears, 1);
-    /// ```
-    pub fn clear(&mut self) {
-        self.lru.clear();
-    }
 }
+
+plan_cache_bookkeeping!(IndexedPlanCache);
 
 impl PlanStore for IndexedPlanCache {
     #[inline]

@@ -12,6 +12,94 @@
 //! [`EngineResources`](crate::EngineResources), used through `&mut` by the one owner that has
 //! checked the resources out. Statistics are plain integers.
 
+/// The bookkeeping methods both plan caches have (`stats`, `len`, `is_empty`, `limits`,
+/// `set_limits`, `clear`), each delegating to the cache's `lru` field. Written once here with
+/// examples that name the cache, as std writes one integer method for many types.
+macro_rules! plan_cache_bookkeeping {
+    ($cache:ident) => {
+        impl $cache {
+            /// The statistics so far.
+            ///
+            /// # Examples
+            ///
+            #[doc = concat!("See [`", stringify!($cache), "`].")]
+            pub fn stats(&self) -> PlanCacheStats {
+                self.lru.stats()
+            }
+
+            /// Number of cached plans.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use holdfast_resources::", stringify!($cache), ";")]
+            ///
+            #[doc = concat!("assert_eq!(", stringify!($cache), "::default().len(), 0);")]
+            /// ```
+            pub fn len(&self) -> usize {
+                self.lru.len()
+            }
+
+            /// True when no plan is cached.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use holdfast_resources::", stringify!($cache), ";")]
+            ///
+            #[doc = concat!("assert!(", stringify!($cache), "::default().is_empty());")]
+            /// ```
+            pub fn is_empty(&self) -> bool {
+                self.lru.len() == 0
+            }
+
+            /// The bounds.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use holdfast_resources::{CacheLimits, ", stringify!($cache), "};")]
+            ///
+            /// let l = CacheLimits::new(4, 4096);
+            #[doc = concat!("assert_eq!(", stringify!($cache), "::new(l).limits(), l);")]
+            /// ```
+            pub fn limits(&self) -> CacheLimits {
+                self.lru.limits()
+            }
+
+            /// Changes the bounds, evicting least recent entries until they hold.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use holdfast_resources::{CacheLimits, ", stringify!($cache), "};")]
+            ///
+            #[doc = concat!("let mut cache = ", stringify!($cache), "::default();")]
+            /// cache.set_limits(CacheLimits::new(1, 1 << 20));
+            /// assert_eq!(cache.limits().max_entries, 1);
+            /// ```
+            pub fn set_limits(&mut self, limits: CacheLimits) {
+                self.lru.set_limits(limits);
+            }
+
+            /// Drops every cached plan (counted in [`PlanCacheStats::clears`]).
+            ///
+            /// # Examples
+            ///
+            /// ```
+            #[doc = concat!("use holdfast_resources::", stringify!($cache), ";")]
+            ///
+            #[doc = concat!("let mut cache = ", stringify!($cache), "::default();")]
+            /// cache.clear();
+            /// assert_eq!(cache.stats().clears, 1);
+            /// ```
+            pub fn clear(&mut self) {
+                self.lru.clear();
+            }
+        }
+    };
+}
+
 mod gemm;
 mod indexed;
 mod lru;

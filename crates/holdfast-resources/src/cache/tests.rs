@@ -111,6 +111,21 @@ fn clear_and_shrinking_limits() {
     assert_eq!(get(&mut lru, 1), Some(10));
 }
 
+#[test]
+fn shrinking_a_plan_cache_keeps_its_most_recent_plan() {
+    let (a, b) = (Tensor::<f64>::zeros([2, 2]), Tensor::<f64>::zeros([3, 3]));
+    let mut cache = GemmAnalysisCache::default();
+    cache.get_or_prepare(a.layout(), a.layout()).unwrap();
+    cache.get_or_prepare(b.layout(), b.layout()).unwrap();
+    cache.set_limits(CacheLimits::new(1, 1 << 20));
+    assert_eq!((cache.len(), cache.limits().max_entries), (1, 1));
+    assert!(cache.get(b.layout(), b.layout()).is_some(), "the most recent plan stays");
+    assert!(cache.get(a.layout(), a.layout()).is_none());
+    assert_eq!(cache.stats().evictions, 1);
+    cache.clear();
+    assert!(cache.is_empty());
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Put(u32, usize),
