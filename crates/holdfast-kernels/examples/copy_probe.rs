@@ -1,6 +1,7 @@
 //! Times the strided copy (`permute` of a view, pooled output) on a few layouts that pick its
-//! different paths: a brackets instance's copy (4×4 transposed panels under a long batch axis),
-//! small and large transposes. Prints the median of 21 runs per layout.
+//! different paths: mera_open's largest copies (many axes, huge source strides), a brackets
+//! instance's copy (4×4 transposed panels under a long batch axis), small and large
+//! transposes. Prints the median of 21 runs per layout.
 //!
 //! ```text
 //! cargo build --profile bench -p holdfast-kernels --example copy_probe
@@ -20,7 +21,15 @@ use holdfast_tensor::{Layout, TensorRead};
 
 fn main() {
     // (name, shape, source strides): the copy makes a dense row-major tensor of `shape`.
-    let cases: [(&str, &[usize], &[usize]); 6] = [
+    let cases: [(&str, &[usize], &[usize]); 9] = [
+        // mera_open's three largest operand copies (steps 24 and 18 of its opt_flops path).
+        ("mera24", &[3, 9, 9, 9, 9, 9, 10, 5], &[729, 81, 9, 1, 2187, 19683, 885_735, 177_147]),
+        ("mera18a", &[11, 9, 10, 7, 5, 6, 22], &[415_800, 6600, 660, 59400, 132, 22, 1]),
+        (
+            "mera18b",
+            &[7, 5, 6, 22, 3, 9, 9, 9],
+            &[198, 2_020_788, 12474, 1, 673_596, 74844, 1386, 22],
+        ),
         ("brackets61", &[1996, 4, 4, 4, 4], &[16, 127_744, 1, 31_936, 4]),
         ("t16x16", &[2000, 16, 16], &[256, 1, 16]),
         ("t64", &[64, 64, 128], &[64, 1, 4096]),
