@@ -260,7 +260,8 @@ fn einsum_pair(
     speedup: fn(&EinsumRow) -> Option<f64>,
 ) -> [Verdict; 2] {
     let speedups: Vec<f64> = rows.iter().filter_map(speedup).collect();
-    let complete = speedups.len() == rows.len();
+    // No rows (an unreadable quote table) is "not measured", never vacuously met.
+    let complete = !rows.is_empty() && speedups.len() == rows.len();
     let slower = speedups.iter().filter(|&&s| s < 1.0).count();
     #[allow(clippy::cast_precision_loss, reason = "a handful of instances")]
     let geomean = if speedups.is_empty() {
@@ -340,6 +341,12 @@ pub(crate) fn bench_verdicts(bench: Option<&Value>) -> Vec<Verdict> {
 mod tests {
     use super::{Medians, criterion_verdicts, einsum_verdicts, numpy_quoted};
     use serde_json::json;
+
+    #[test]
+    fn an_empty_table_is_never_met() {
+        let verdicts = super::einsum_pair(&[], "quoted medians", super::EinsumRow::speedup);
+        assert!(verdicts.iter().all(|v| v.met.is_none()), "{verdicts:?}");
+    }
 
     #[test]
     fn the_quoted_numpy_table_parses_whole() {
