@@ -92,8 +92,8 @@ fn pairs(c: &mut Criterion) {
         let mut out = Tensor::<f64>::zeros([n, n]);
         let plan = MatmulPlan::new(a.layout(), b.layout()).unwrap();
         for rep in 1..=REPETITIONS {
-            // Both sides of a pair read and write the same buffers: where the heap put them
-            // (their offsets within a page) moved one side's median by up to 40% at n = 64.
+            // Both sides of a pair read and write the same buffers, so that the call path is
+            // the only difference between them.
             g.bench_function(BenchmarkId::new(format!("faer_direct/{n}"), rep), |bch| {
                 bch.iter(|| {
                     let fa = faer::MatRef::from_row_major_slice(a.as_slice(), n, n);

@@ -162,11 +162,7 @@ impl MatmulPlan {
         a: &'x TensorRead<'_, T>,
         b: &'x TensorRead<'_, T>,
     ) -> Option<BoundMatmul<'x, T>> {
-        let fits = self.a_shape.is(a.shape())
-            && self.a_strides.is(a.strides())
-            && self.b_shape.is(b.shape())
-            && self.b_strides.is(b.strides());
-        fits.then(|| BoundMatmul {
+        self.matches(a.layout(), b.layout()).then(|| BoundMatmul {
             plan: self,
             a: a.storage(),
             ao: a.offset(),
@@ -209,7 +205,7 @@ impl MatmulPlan {
     /// assert!(!plan.matches(b.layout(), a.layout()));
     /// # Ok::<(), holdfast_kernels::KernelError>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn matches(&self, a: &Layout, b: &Layout) -> bool {
         self.a_shape.is(a.shape())
             && self.a_strides.is(a.strides())

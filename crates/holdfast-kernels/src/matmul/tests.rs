@@ -1,5 +1,6 @@
-//! Unit tests of the GEMM engine: the loop kernel and faer agree on every stride pattern, and
-//! column-major outputs are computed through the transposed problem.
+//! Unit tests of the GEMM engine: the loop kernel and faer agree on every stride pattern,
+//! column-major outputs are computed through the transposed problem, and every kernel adds
+//! into C when asked.
 
 use super::gemm::{BatchSpec, MatSpec, faer_gemm, run_batch};
 use crate::Par;
@@ -115,6 +116,44 @@ fn prepared_and_per_call_small_products_match_the_reference() {
             for (x, y) in out32.as_slice().iter().zip(&want) {
                 assert!((f64::from(*x) - y).abs() < 1e-4, "f32 {m}x{n}x{k}");
             }
+        }
+    }
+}
+
+#[test]
+fn adding_items_sum_into_one_c_on_every_kernel() {
+    // A batch whose items all write the same C (`sc == 0`) with `add`: C keeps its values and
+    // gains every item's product, as einsum's loops over contracted labels need. The shapes
+    // reach the plain loop (m·n·k ≤ 8, with row- and column-major B), nano-gemm, faer, and
+    // an empty contraction (k = 0), which must leave C as it was.
+    let batch = 3;
+    for (m, n, k, b_col_major) in
+        [(2, 2, 2, false), (2, 2, 2, true), (4, 4, 4, false), (20, 20, 20, false), (3, 3, 0, false)]
+    {
+        let a = fill(batch * m * k, 5);
+        let b = fill(batch * k * n, 6);
+        let (brs, bcs) = if b_col_major { (1, k) } else { (n, 1) };
+        let spec = BatchSpec {
+            batch,
+            a: MatSpec { rows: m, cols: k, rs: k, cs: 1 },
+            b: MatSpec { rows: k, cols: n, rs: brs, cs: bcs },
+            c: MatSpec { rows: m, cols: n, rs: n, cs: 1 },
+            sa: m * k,
+            sb: k * n,
+            sc: 0,
+        };
+        let mut c = vec![1.0; m * n];
+        run_batch(&spec, &mut c, 0, &a, 0, &b, 0, Par::Seq, true);
+        let mut want = vec![1.0; m * n];
+        for item in 0..batch {
+            let ai = (&a[item * m * k..], k, 1);
+            let bi = (&b[item * k * n..], brs, bcs);
+            for (w, p) in want.iter_mut().zip(reference(m, n, k, ai, bi)) {
+                *w += p;
+            }
+        }
+        for (got, want) in c.iter().zip(&want) {
+            assert!((got - want).abs() < 1e-12 * want.abs().max(1.0), "{m}x{n}x{k}: {got} {want}");
         }
     }
 }

@@ -7,6 +7,7 @@
 
 use std::fmt::Write as _;
 
+use holdfast::ResourceLimits;
 use serde_json::{Value, json};
 
 use super::super::measure::median;
@@ -301,8 +302,8 @@ pub(crate) fn markdown(
         "Thread budgets: {}. Up to {} timed rounds per way and case (a round lasts about {} µs; \
          slow cases get fewer rounds within {} ms per case), up to {} cold samples; the ways take \
          turns round by round. Every way's buffer pool retains up to {} MiB (the engine's default \
-         is 100 MiB; `--retention-mib`). Ways: **direct** = kernels on caller-owned resources (no lock, no \
-         admission, one pool install per round); **held** = one `open_session`, `with_session` per \
+         is {} MiB; `--retention-mib`). Ways: **direct** = kernels on caller-owned resources (no \
+         lock, no admission, one pool install per round); **held** = one `open_session`, `with_session` per \
          operation; **scoped** = `with_backend_session` per operation; **naive** = a `Mutex` \
          around the resources and a pool install per call.\n",
         settings_line(settings),
@@ -311,6 +312,7 @@ pub(crate) fn markdown(
         args.case_budget_ms,
         args.cold,
         args.retention_mib,
+        ResourceLimits::default().buffer_retention_bytes >> 20,
     );
     for s in settings {
         let _ = writeln!(out, "### Warm, median per operation: {} thread(s)\n", s.threads);
