@@ -1,6 +1,6 @@
 //! Fuzz target: reading a `.npy` file the way `holdfast einsum --inputs` does.
 //!
-//! The reader lives in the `holdfast` program (`crates/holdfast/src/cli/npy.rs::read_f64`), which
+//! The reader lives in the `holdfast` program (`crates/holdfast-cli/src/cli/npy.rs::read_f64`), which
 //! is a binary, not a library; this target replays its exact call sequence on an in-memory file:
 //! the header checks (the program's own `npy_header.rs`, compiled in through `#[path]`),
 //! `npyz::NpyFile::new`, the float64
@@ -14,7 +14,7 @@ use holdfast_tensor::Tensor;
 use libfuzzer_sys::fuzz_target;
 use npyz::{DType, NpyFile, Order, TypeChar};
 
-#[path = "../../crates/holdfast/src/cli/npy_header.rs"]
+#[path = "../../crates/holdfast-cli/src/cli/npy_header.rs"]
 #[allow(dead_code, reason = "the program's buffer size is not needed on an in-memory file")]
 mod npy_header;
 

@@ -9,7 +9,7 @@ use crate::cmd::{cargo, run as exec};
 pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
     crate::sysdeps::ensure()?;
     let mut cmd = cargo();
-    cmd.args(["run", "--release", "-p", "holdfast", "--bin", "holdfast", "--", "demo"]);
+    cmd.args(["run", "--release", "-p", "holdfast-cli", "--bin", "holdfast", "--", "demo"]);
     // `cargo xtask demo -- --threads 1` (as the README writes it) and `cargo xtask demo
     // --threads 1` mean the same: a leading `--` is a separator, not an argument.
     let args = match args.split_first() {

@@ -139,7 +139,7 @@ fn sanitizer(step: Step) -> Result<(), DynError> {
         // The `holdfast` program's counting global allocator (`cli/alloc_count.rs`): its unit
         // tests run inside the binary whose every allocation goes through it.
         let mut cmd = nightly_cargo();
-        cmd.args(["test", "--target", TARGET, "-p", "holdfast", "--bin", "holdfast"]);
+        cmd.args(["test", "--target", TARGET, "-p", "holdfast-cli", "--bin", "holdfast"]);
         address_env(&mut cmd);
         exec(cmd)?;
     }

@@ -1,6 +1,6 @@
 //! `AffinityError`: everything that can go wrong loading the topology or binding the caller.
 
-use crate::cpuset::CpuSet;
+use holdfast_cpuset::CpuSet;
 
 /// Why a topology load, a binding read or a binding change failed.
 ///

@@ -13,10 +13,10 @@
 //!   stderr with write errors ignored (`eprintln!` could panic while unwinding and abort).
 
 use crate::backend;
-use crate::cpuset::CpuSet;
 use crate::error::AffinityError;
 use crate::fault;
 use crate::topology::Topology;
+use holdfast_cpuset::CpuSet;
 use std::fmt;
 use std::io::Write;
 use std::marker::PhantomData;

@@ -13,9 +13,9 @@
 //!
 //! # Talking to the arbiter
 //!
-//! This crate and `holdfast-arbiter` do not know each other (SPEC L1). A [`CpuSet`]'s words
-//! ([`CpuSet::to_words`]) use the layout of the arbiter's `CpuMask::from_words`, which is how the
-//! session layer builds an admission request from an engine's CPUs.
+//! This crate and `holdfast-arbiter` do not know each other (SPEC L1); both speak the layer-0
+//! [`CpuSet`] of `holdfast-cpuset`, re-exported here, so an engine's CPUs are its admission
+//! request as they are.
 //!
 //! # Examples
 //!
@@ -33,14 +33,13 @@
 //! ```
 
 mod backend;
-mod cpuset;
 mod error;
 pub mod fault;
 mod guard;
 mod topology;
 
 pub use backend::{SystemCalls, bind_current_thread, system_calls, thread_binding};
-pub use cpuset::{CpuSet, CpuSetError};
 pub use error::AffinityError;
 pub use guard::CallerAffinityGuard;
+pub use holdfast_cpuset::{CpuSet, CpuSetError};
 pub use topology::{NumaNode, Topology};

@@ -9,8 +9,8 @@
 //! are pairwise disjoint and ordered by their first CPU; NUMA nodes are ordered by OS index.
 
 use crate::backend;
-use crate::cpuset::CpuSet;
 use crate::error::AffinityError;
+use holdfast_cpuset::CpuSet;
 use std::sync::OnceLock;
 
 /// The process's topology facts, or the error of the one attempt to load them.
@@ -61,6 +61,8 @@ pub struct Topology {
     pub(crate) numa_nodes: Vec<NumaNode>,
     /// `allowed.significant_words()`, so the guard's covering test reads only those words.
     pub(crate) allowed_words: usize,
+    /// The process's affinity mask as read at load (empty when it could not be read).
+    pub(crate) process_binding: CpuSet,
 }
 
 impl Topology {
@@ -128,11 +130,36 @@ impl Topology {
         &self.pus
     }
 
-    /// The CPUs this process is allowed to use (cgroup/cpuset restrictions applied): every
-    /// thread's binding is a subset of it.
+    /// The CPUs this process may use: the backend's allowed set (hwloc's, which applies the
+    /// cgroup's cpuset) intersected with the process's affinity mask when the topology was
+    /// loaded ([`process_binding`](Self::process_binding)). A process started under
+    /// `taskset -c 1`, `numactl --physcpubind=1` or `mpirun --bind-to core` sees only the CPUs
+    /// it was bound to, so its default engine, thread budget and NUMA placement stay inside them.
+    ///
+    /// Threads inherit the process's mask, so every thread's binding is a subset of this set
+    /// unless a thread widens its own binding past the mask it started with; the affinity guard
+    /// relies on that (a domain covering this set narrows nothing).
     #[must_use]
     pub const fn allowed(&self) -> &CpuSet {
         &self.allowed
+    }
+
+    /// The process's affinity mask as read when the topology was loaded (with hwloc, the union
+    /// of its threads' bindings; without it, the main thread's mask); empty when the system
+    /// would not say. [`allowed`](Self::allowed) is already narrowed to it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let topology = holdfast_affinity::Topology::get()?;
+    /// if !topology.process_binding().is_empty() {
+    ///     assert!(topology.allowed().is_subset(topology.process_binding()));
+    /// }
+    /// # Ok::<(), holdfast_affinity::AffinityError>(())
+    /// ```
+    #[must_use]
+    pub const fn process_binding(&self) -> &CpuSet {
+        &self.process_binding
     }
 
     /// The physical cores, each as the set of its processing units.

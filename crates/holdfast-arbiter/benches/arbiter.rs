@@ -8,12 +8,12 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use holdfast_arbiter::{
-    AdmissionMode, CpuMask, ExecutionOwnerGuard, ResourceArbiter, fresh_execution_owner,
+    AdmissionMode, CpuSet, ExecutionOwnerGuard, ResourceArbiter, fresh_execution_owner,
 };
 use std::hint::black_box;
 
 fn admission(c: &mut Criterion) {
-    let mask = CpuMask::from_cpus([0, 1]).expect("valid mask");
+    let mask = CpuSet::from_cpus([0, 1]).expect("valid mask");
     let owner = fresh_execution_owner().expect("no execution active");
     let private = ResourceArbiter::new();
     let global = ResourceArbiter::global();

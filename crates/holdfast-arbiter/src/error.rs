@@ -13,10 +13,10 @@ use std::time::Duration;
 /// # Examples
 ///
 /// ```
-/// use holdfast_arbiter::{fresh_execution_owner, AdmissionError, AdmissionMode, CpuMask, ResourceArbiter};
+/// use holdfast_arbiter::{fresh_execution_owner, AdmissionError, AdmissionMode, CpuSet, ResourceArbiter};
 ///
 /// let arbiter = ResourceArbiter::new();
-/// let cpus = CpuMask::from_cpus([0])?;
+/// let cpus = CpuSet::from_cpus([0])?;
 /// let owner = fresh_execution_owner().unwrap();
 /// let _held = arbiter.acquire(&cpus, owner, AdmissionMode::Wait)?;
 ///

@@ -1,9 +1,10 @@
 //! Admission arbiter of holdfast (layer 1): who may run on an engine, and in what order.
 //!
 //! Owns engine reservations ([`ResourcePermit`]), FIFO admission between conflicting CPU-set
-//! requests ([`ResourceArbiter`], requests are [`CpuMask`]s), and the thread-local execution-owner
-//! marker ([`ExecutionOwnerGuard`]). It depends on no other holdfast crate (SPEC L1) and on
-//! nothing but std and thiserror.
+//! requests ([`ResourceArbiter`], requests are [`CpuSet`]s), and the thread-local execution-owner
+//! marker ([`ExecutionOwnerGuard`]). Of the holdfast crates it depends only on the layer-0 value
+//! crate `holdfast-cpuset` (never on affinity or kernels, SPEC L1); otherwise on std and
+//! thiserror. Two requests conflict when their CPU sets overlap.
 //!
 //! The protocol (request, queue, FIFO rule, wake-up, poison, pool workers, memory ordering) is
 //! written up in `docs/design/admission.md`.
@@ -14,12 +15,12 @@
 //!
 //! ```
 //! use holdfast_arbiter::{
-//!     fresh_execution_owner, AdmissionError, AdmissionMode, CpuMask, ExecutionOwnerGuard,
+//!     fresh_execution_owner, AdmissionError, AdmissionMode, CpuSet, ExecutionOwnerGuard,
 //!     ResourceArbiter,
 //! };
 //!
 //! let arbiter = ResourceArbiter::new(); // or ResourceArbiter::global()
-//! let cpus = CpuMask::from_cpus([0, 1])?;
+//! let cpus = CpuSet::from_cpus([0, 1])?;
 //! let owner = fresh_execution_owner().expect("no execution active here");
 //! let permit = arbiter.acquire(&cpus, owner, AdmissionMode::Wait)?;
 //! let marker = ExecutionOwnerGuard::enter(owner);
@@ -39,7 +40,6 @@
 mod arbiter;
 mod core;
 mod error;
-mod mask;
 mod owner;
 mod registry;
 mod sync;
@@ -48,7 +48,8 @@ pub use arbiter::{
     AdmissionMode, ArbiterSnapshot, ResourceArbiter, ResourcePermit, register_pool_worker_probe,
 };
 pub use error::{AdmissionError, Holder, ReentryCause};
-pub use mask::{CpuMask, CpuMaskError};
+// The request value, re-exported so that a caller of the arbiter needs no second import.
+pub use holdfast_cpuset::{CpuSet, CpuSetError};
 pub use owner::{
     ExecutionOwnerGuard, OwnerId, current_owner, fresh_execution_owner, has_active_execution,
 };

@@ -11,7 +11,7 @@
 mod common;
 
 use common::{WATCHDOG, owner};
-use holdfast_arbiter::{AdmissionError, AdmissionMode, CpuMask, ResourceArbiter};
+use holdfast_arbiter::{AdmissionError, AdmissionMode, CpuSet, ResourceArbiter};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -66,7 +66,7 @@ fn run_case(case: &Case) {
                 let mut rng =
                     0x9E37_79B9_7F4A_7C15u64 ^ (t as u64 + 1).wrapping_mul(0xD6E8_FEB8_6659_FD93);
                 for _ in 0..iterations {
-                    let mut mask = CpuMask::new();
+                    let mut mask = CpuSet::new();
                     let width = 1 + (next(&mut rng) % 3) as usize;
                     for _ in 0..width {
                         mask.insert((next(&mut rng) % ncpus as u64) as usize).unwrap();

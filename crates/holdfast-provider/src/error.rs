@@ -1,6 +1,6 @@
 //! [`ProviderError`]: why a CPU domain could not be built.
 
-use holdfast_affinity::AffinityError;
+use holdfast_affinity::{AffinityError, CpuSet};
 
 /// A CPU domain that cannot be built as asked.
 ///
@@ -30,9 +30,21 @@ pub enum ProviderError {
         /// CPUs in the domain.
         cpus: usize,
     },
-    /// The domain's CPUs are not all allowed for this process.
-    #[error("the domain names CPUs this process may not run on")]
-    CpusNotAllowed,
+    /// The domain's CPUs are not all allowed for this process: some lie outside the process's
+    /// affinity mask or its cgroup's cpuset (see
+    /// [`Topology::allowed`](holdfast_affinity::Topology::allowed)).
+    #[error(
+        "the requested CPUs ({requested}) are not all among the CPUs this process may run on \
+         ({allowed}); CPUs {outside} are outside"
+    )]
+    CpusNotAllowed {
+        /// The CPUs asked for.
+        requested: Box<CpuSet>,
+        /// The CPUs this process may run on.
+        allowed: Box<CpuSet>,
+        /// `requested` minus `allowed`.
+        outside: Box<CpuSet>,
+    },
     /// The topology could not be read.
     #[error("cannot read the CPU topology: {0}")]
     Topology(#[source] AffinityError),

@@ -1,4 +1,4 @@
-//! [`CpuEngine`]: one CPU execution domain with its admission request and its resources.
+//! [`CpuEngine`]: one CPU execution domain with its admission and its resources.
 //!
 //! # Invariants
 //!
@@ -10,7 +10,7 @@
 //!   admission (S4).
 //! - Everything else here is immutable after construction.
 
-use holdfast_arbiter::{CpuMask, ResourceArbiter};
+use holdfast_arbiter::ResourceArbiter;
 use holdfast_provider::{CpuDomain, ParallelMode};
 use holdfast_resources::EngineResourceSlot;
 
@@ -20,9 +20,8 @@ use holdfast_resources::EngineResourceSlot;
 pub(crate) struct CpuEngine {
     pub(crate) domain: CpuDomain,
     pub(crate) mode: ParallelMode,
+    /// Admits owners; the engine's request is its domain's CPU set.
     pub(crate) arbiter: ResourceArbiter,
-    /// The engine's CPUs as an admission request.
-    pub(crate) request: CpuMask,
     pub(crate) resources: EngineResourceSlot,
     /// The NUMA node the engine was placed on (OS index), when it was built for one.
     pub(crate) numa_node: Option<usize>,

@@ -316,9 +316,6 @@ pub enum BuildError {
     /// The topology could not be read.
     #[error(transparent)]
     Affinity(#[from] AffinityError),
-    /// The CPU set cannot be expressed as an admission request.
-    #[error("CPU set cannot be used as an admission request: {0}")]
-    Request(String),
     /// The NUMA node asked for does not exist, or has none of the CPUs this process may use
     /// (within the builder's `cpus`, when both are given).
     #[error("NUMA node {node} has no usable CPUs (nodes with usable CPUs: {available:?})")]

@@ -5,7 +5,9 @@
 //! marker and the caller's narrowed CPU affinity, and runs many operations for nearly the cost of
 //! the bare kernel until it is closed or dropped.
 //!
-//! This crate re-exports the public API of the workspace (SPEC §6 "Public API").
+//! This crate re-exports the public API of the workspace (SPEC §6 "Public API"). It is a library
+//! only: the `holdfast` program lives in `holdfast-cli`, so a consumer of this crate compiles no
+//! argument parser, progress bar, `.npy` or JSON crate.
 //!
 //! ```
 //! use holdfast::{CpuBackend, Tensor};
@@ -37,6 +39,7 @@ pub use holdfast_tensor::{
 pub mod layers {
     pub use holdfast_affinity as affinity;
     pub use holdfast_arbiter as arbiter;
+    pub use holdfast_cpuset as cpuset;
     pub use holdfast_kernels as kernels;
     pub use holdfast_provider as provider;
     pub use holdfast_resources as resources;

@@ -109,7 +109,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
     let medians = criterion::read_medians(&target_dir().join("criterion"), started);
 
     let mut build = cargo();
-    build.args(["build", "--release", "-p", "holdfast", "--bin", "holdfast"]);
+    build.args(["build", "--release", "-p", "holdfast-cli", "--bin", "holdfast"]);
     exec(build)?;
     let scratch = target_dir().join("bench-report");
     std::fs::create_dir_all(&scratch)?;

@@ -1,6 +1,10 @@
 //! The layering rule (SPEC §1, L1): a crate's normal and build dependencies are only crates of a
 //! strictly lower layer. Crates of one layer do not know each other.
 //!
+//! The program-dependency rule (SPEC L3): the argument parser, progress bars, `.npy` and JSON
+//! crates are dependencies of the program (`holdfast-cli`, the top layer) only, so that a consumer
+//! of the facade or of any library layer compiles none of them.
+//!
 //! The dependency graph is read from `cargo metadata --no-deps`, so the rule sees exactly what Cargo
 //! builds, including renamed and target-specific dependencies. Dev-dependencies are exempt: a test
 //! may use a helper of any layer that does not create a cycle, and Cargo rejects cycles itself.
@@ -15,6 +19,7 @@ use crate::DynError;
 /// The layer of each workspace crate. A `holdfast*` crate missing here is itself a violation, so
 /// a new crate cannot slip in without a place in the layering.
 pub(crate) const LAYERS: &[(&str, u8)] = &[
+    ("holdfast-cpuset", 0),
     ("holdfast-tensor", 0),
     ("holdfast-kernels", 1),
     ("holdfast-arbiter", 1),
@@ -23,7 +28,15 @@ pub(crate) const LAYERS: &[(&str, u8)] = &[
     ("holdfast-provider", 2),
     ("holdfast-session", 3),
     ("holdfast", 4),
+    ("holdfast-mps", 5),
+    ("holdfast-cli", 6),
 ];
+
+/// The layer of the program; every lower layer is a library.
+const PROGRAM_LAYER: u8 = 6;
+
+/// Crates only the program may depend on (normal or build dependencies; tests may use them).
+pub(crate) const PROGRAM_ONLY: &[&str] = &["clap", "indicatif", "npyz", "serde", "serde_json"];
 
 #[derive(Deserialize)]
 struct Metadata {
@@ -88,6 +101,18 @@ fn violations(metadata: &Metadata) -> Vec<Violation> {
         for dep in &package.dependencies {
             if dep.kind.as_deref() == Some("dev") {
                 continue;
+            }
+            if layer < PROGRAM_LAYER && PROGRAM_ONLY.contains(&dep.name.as_str()) {
+                out.push(Violation {
+                    file: manifest.to_path_buf(),
+                    line: line_of(manifest, &dep.name),
+                    rule: "layering",
+                    message: format!(
+                        "`{}` (layer {layer}, a library) depends on `{}`, a dependency of the \
+                         program only (holdfast-cli, layer {PROGRAM_LAYER})",
+                        package.name, dep.name
+                    ),
+                });
             }
             let Some(dep_layer) = layer_of(&dep.name) else { continue };
             if dep_layer >= layer {

@@ -18,7 +18,7 @@ fn workspace_obeys_every_repository_rule() {
 #[test]
 fn layering_rejects_a_lower_crate_that_depends_on_a_higher_one() {
     let violations = check_layering(&fixture("layering-bad")).unwrap();
-    assert_eq!(violations.len(), 2, "{violations:#?}");
+    assert_eq!(violations.len(), 3, "{violations:#?}");
     let upward =
         violations.iter().find(|v| v.message.contains("`holdfast-session` (layer 3)")).unwrap();
     assert!(upward.message.starts_with("`holdfast-tensor` (layer 0)"), "{upward}");
@@ -30,6 +30,17 @@ fn layering_rejects_a_lower_crate_that_depends_on_a_higher_one() {
             .contains("`holdfast-kernels` (layer 1) depends on `holdfast-arbiter` (layer 1)")),
         "same-layer crates must not know each other: {violations:#?}"
     );
+}
+
+#[test]
+fn layering_keeps_program_dependencies_out_of_the_libraries() {
+    // The fixture's facade depends on clap (normal) and serde_json (dev only).
+    let violations = check_layering(&fixture("layering-bad")).unwrap();
+    let facade: Vec<_> =
+        violations.iter().filter(|v| v.message.starts_with("`holdfast` (layer 4")).collect();
+    assert_eq!(facade.len(), 1, "{violations:#?}");
+    assert!(facade[0].message.contains("depends on `clap`"), "{}", facade[0]);
+    assert_eq!(facade[0].line, Some(8), "points at the dependency line: {}", facade[0]);
 }
 
 #[test]

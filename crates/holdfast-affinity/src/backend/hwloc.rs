@@ -6,8 +6,8 @@
 //! alpha; the public API must not move with it).
 
 use super::Backend;
-use crate::cpuset::CpuSet;
 use crate::topology::{NumaNode, Topology};
+use holdfast_cpuset::CpuSet;
 use hwlocality::cpu::binding::CpuBindingFlags;
 use hwlocality::cpu::cpuset::CpuSet as HwlocCpuSet;
 use hwlocality::object::types::ObjectType;
@@ -45,6 +45,13 @@ fn to_hwloc(set: &CpuSet) -> HwlocCpuSet {
     out
 }
 
+/// The binding of the calling thread or of the whole process, as `flags` says.
+#[doc(alias = "hwloc_get_cpubind")]
+fn binding(flags: CpuBindingFlags) -> Result<CpuSet, String> {
+    let binding = hwloc_topology()?.cpu_binding(flags).map_err(|err| err.to_string())?;
+    Ok(from_hwloc(&binding))
+}
+
 impl Backend for Hwloc {
     const NAME: &'static str = "hwloc";
 
@@ -78,15 +85,18 @@ impl Backend for Hwloc {
             cores,
             numa_nodes,
             allowed_words: 0,
+            process_binding: CpuSet::new(),
         })
     }
 
-    #[doc(alias = "hwloc_get_cpubind")]
     fn thread_binding() -> Result<CpuSet, String> {
-        let binding = hwloc_topology()?
-            .cpu_binding(CpuBindingFlags::THREAD)
-            .map_err(|err| err.to_string())?;
-        Ok(from_hwloc(&binding))
+        binding(CpuBindingFlags::THREAD)
+    }
+
+    fn process_binding() -> Result<CpuSet, String> {
+        // hwloc's process-wide binding: on Linux the union of every thread's mask, which at
+        // topology load (before any engine's workers exist) is the mask the process started with.
+        binding(CpuBindingFlags::PROCESS)
     }
 
     #[doc(alias = "hwloc_set_cpubind")]

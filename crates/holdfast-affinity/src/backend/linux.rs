@@ -3,15 +3,14 @@
 //! - binding: `sched_getaffinity(0, …)` / `sched_setaffinity(0, …)`, which act on the calling
 //!   thread, with a buffer of `c_ulong` words the size of glibc's `cpu_set_t` (1024 CPUs);
 //! - PUs: `/sys/devices/system/cpu/online`;
-//! - allowed set: the cpuset cgroup's effective CPUs (v2, then v1), else every online PU. Erring
-//!   towards *more* CPUs keeps the guard's no-read shortcut sound: a thread's binding is always a
-//!   subset of its cgroup's CPUs, so a domain covering this set covers every binding;
+//! - allowed set: the cpuset cgroup's effective CPUs (v2, then v1), else every online PU (the
+//!   topology then narrows it to the process's own mask, see `Topology`);
 //! - cores: each PU's `topology/core_cpus_list` (or the older `thread_siblings_list`);
 //! - NUMA nodes: `/sys/devices/system/node/node<N>/cpulist`.
 
 use super::Backend;
-use crate::cpuset::CpuSet;
 use crate::topology::{NumaNode, Topology};
+use holdfast_cpuset::CpuSet;
 use libc::c_ulong;
 use std::fs;
 use std::mem::{size_of, size_of_val};
@@ -93,6 +92,24 @@ fn numa_nodes() -> Vec<NumaNode> {
         .collect()
 }
 
+/// The affinity mask of task `pid` (0: the calling thread).
+#[doc(alias = "sched_getaffinity")]
+fn affinity_of(pid: libc::pid_t) -> Result<CpuSet, String> {
+    let mut longs: [c_ulong; LONGS] = [0; LONGS];
+    // SAFETY:
+    // - `pid` is 0 (the calling thread, alive) or this process's id (its main thread's task,
+    //   alive while the process is);
+    // - the pointer is valid for writes of `size_of_val(&longs)` bytes, which equals
+    //   `size_of::<cpu_set_t>()`, and is aligned for `cpu_set_t` (const-asserted above);
+    // - the kernel writes only within that size and the buffer outlives the call.
+    let rc =
+        unsafe { libc::sched_getaffinity(pid, size_of_val(&longs), longs.as_mut_ptr().cast()) };
+    if rc != 0 {
+        return Err(format!("sched_getaffinity({pid}): {}", std::io::Error::last_os_error()));
+    }
+    Ok(from_longs(&longs))
+}
+
 impl Backend for Linux {
     const NAME: &'static str = "linux-sysfs";
 
@@ -108,23 +125,28 @@ impl Backend for Linux {
                     .or_else(|_| CpuSet::from_cpus([cpu]).map_err(|err| err.to_string()))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Topology { pus, allowed, cores, numa_nodes: numa_nodes(), allowed_words: 0 })
+        Ok(Topology {
+            pus,
+            allowed,
+            cores,
+            numa_nodes: numa_nodes(),
+            allowed_words: 0,
+            process_binding: CpuSet::new(),
+        })
     }
 
-    #[doc(alias = "sched_getaffinity")]
     fn thread_binding() -> Result<CpuSet, String> {
-        let mut longs: [c_ulong; LONGS] = [0; LONGS];
-        // SAFETY:
-        // - pid 0 names the calling thread, which is alive;
-        // - the pointer is valid for writes of `size_of_val(&longs)` bytes, which equals
-        //   `size_of::<cpu_set_t>()`, and is aligned for `cpu_set_t` (const-asserted above);
-        // - the kernel writes only within that size and the buffer outlives the call.
-        let rc =
-            unsafe { libc::sched_getaffinity(0, size_of_val(&longs), longs.as_mut_ptr().cast()) };
-        if rc != 0 {
-            return Err(format!("sched_getaffinity: {}", std::io::Error::last_os_error()));
-        }
-        Ok(from_longs(&longs))
+        affinity_of(0)
+    }
+
+    fn process_binding() -> Result<CpuSet, String> {
+        // The thread-group leader's mask: set before `main` by whoever started the process, and
+        // inherited by every thread it spawns, so it is the process's binding at start-up even
+        // when the loading thread has narrowed its own.
+        let pid = std::process::id();
+        affinity_of(
+            libc::pid_t::try_from(pid).map_err(|_| format!("process id {pid} out of range"))?,
+        )
     }
 
     #[doc(alias = "sched_setaffinity")]

@@ -10,9 +10,9 @@
 //! system call when nothing changes" promise is tested through these counters, and session
 //! telemetry (SPEC B2) reports them.
 
-use crate::cpuset::CpuSet;
 use crate::error::AffinityError;
 use crate::topology::Topology;
+use holdfast_cpuset::CpuSet;
 use std::cell::Cell;
 
 #[cfg(feature = "hwloc")]
@@ -32,6 +32,9 @@ pub(crate) trait Backend {
     fn load_topology() -> Result<Topology, String>;
     /// Reads the calling thread's binding.
     fn thread_binding() -> Result<CpuSet, String>;
+    /// Reads the process's own affinity mask: what `taskset`, `numactl --physcpubind`, a batch
+    /// scheduler's or `mpirun`'s `--bind-to` gave the process when it started.
+    fn process_binding() -> Result<CpuSet, String>;
     /// Binds the calling thread to `cpus` (non-empty).
     fn bind_thread(cpus: &CpuSet) -> Result<(), String>;
 }
@@ -83,8 +86,22 @@ fn count(counter: &'static std::thread::LocalKey<Cell<u64>>) {
 }
 
 /// Loads the topology facts through the active backend.
+///
+/// The allowed set is the backend's (hwloc's allowed set, or the cpuset cgroup's) intersected
+/// with the process's own affinity mask, read here once: a process started under `taskset` or
+/// `mpirun --bind-to core` may use only the CPUs it was bound to. A mask that cannot be read, or
+/// that shares no CPU with the backend's set, leaves the backend's set as it is.
 pub(crate) fn load_topology() -> Result<Topology, AffinityError> {
-    Active::load_topology().map_err(|reason| AffinityError::Topology { reason })
+    let mut topology =
+        Active::load_topology().map_err(|reason| AffinityError::Topology { reason })?;
+    if let Ok(mask) = Active::process_binding() {
+        topology.process_binding = mask;
+        let narrowed = topology.allowed & mask;
+        if !narrowed.is_empty() {
+            topology.allowed = narrowed;
+        }
+    }
+    Ok(topology)
 }
 
 /// The calling thread's binding.

@@ -7,7 +7,7 @@ use super::system_calls;
 #[test]
 fn kernel_words_round_trip() {
     use super::linux::{from_longs, to_longs};
-    use crate::cpuset::CpuSet;
+    use holdfast_cpuset::CpuSet;
 
     let set = CpuSet::from_cpus([0, 31, 32, 63, 64, 1023]).unwrap();
     assert_eq!(from_longs(&to_longs(&set)), set);

@@ -27,8 +27,8 @@
 use crate::core::state::{Request, Ticket};
 use crate::core::{Core, Wait};
 use crate::error::{AdmissionError, ReentryCause};
-use crate::mask::CpuMask;
 use crate::owner::{OwnerId, current_owner};
+use holdfast_cpuset::CpuSet;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -120,17 +120,17 @@ impl CoreRef {
 /// # Examples
 ///
 /// ```
-/// use holdfast_arbiter::{fresh_execution_owner, AdmissionMode, CpuMask, ResourceArbiter};
+/// use holdfast_arbiter::{fresh_execution_owner, AdmissionMode, CpuSet, ResourceArbiter};
 ///
 /// let arbiter = ResourceArbiter::new();
-/// let cpus = CpuMask::from_cpus([0, 1])?;
+/// let cpus = CpuSet::from_cpus([0, 1])?;
 ///
 /// let owner = fresh_execution_owner().unwrap();
 /// let permit = arbiter.acquire(&cpus, owner, AdmissionMode::Wait)?;
 /// assert_eq!(permit.owner(), owner);
 ///
 /// // A disjoint request is admitted while the first is held.
-/// let other = arbiter.acquire(&CpuMask::from_cpus([2])?, fresh_execution_owner().unwrap(), AdmissionMode::Try)?;
+/// let other = arbiter.acquire(&CpuSet::from_cpus([2])?, fresh_execution_owner().unwrap(), AdmissionMode::Try)?;
 /// drop((permit, other));
 /// assert_eq!(arbiter.snapshot()?.holders, 0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -179,10 +179,10 @@ impl ResourceArbiter {
     /// # Examples
     ///
     /// ```
-    /// use holdfast_arbiter::{fresh_execution_owner, AdmissionError, AdmissionMode, CpuMask, ResourceArbiter};
+    /// use holdfast_arbiter::{fresh_execution_owner, AdmissionError, AdmissionMode, CpuSet, ResourceArbiter};
     ///
     /// let arbiter = ResourceArbiter::new().with_pool_worker_probe(|| true);
-    /// let cpus = CpuMask::from_cpus([0])?;
+    /// let cpus = CpuSet::from_cpus([0])?;
     /// let _held = arbiter.acquire(&cpus, fresh_execution_owner().unwrap(), AdmissionMode::Wait)?;
     /// // Would have to wait, but "this thread is a worker": Contended instead of parking.
     /// let second = arbiter.acquire(&cpus, fresh_execution_owner().unwrap(), AdmissionMode::Wait);
@@ -220,11 +220,11 @@ impl ResourceArbiter {
     /// # Examples
     ///
     /// ```
-    /// use holdfast_arbiter::{fresh_execution_owner, AdmissionError, AdmissionMode, CpuMask, ResourceArbiter};
+    /// use holdfast_arbiter::{fresh_execution_owner, AdmissionError, AdmissionMode, CpuSet, ResourceArbiter};
     /// use std::time::Duration;
     ///
     /// let arbiter = ResourceArbiter::new();
-    /// let cpus = CpuMask::from_cpus([0])?;
+    /// let cpus = CpuSet::from_cpus([0])?;
     /// let _held = arbiter.acquire(&cpus, fresh_execution_owner().unwrap(), AdmissionMode::Wait)?;
     ///
     /// let late = fresh_execution_owner().unwrap();
@@ -237,7 +237,7 @@ impl ResourceArbiter {
     /// ```
     pub fn acquire(
         &self,
-        request: &CpuMask,
+        request: &CpuSet,
         owner: OwnerId,
         mode: AdmissionMode,
     ) -> Result<ResourcePermit, AdmissionError> {
@@ -274,11 +274,11 @@ impl ResourceArbiter {
     /// # Examples
     ///
     /// ```
-    /// use holdfast_arbiter::{fresh_execution_owner, AdmissionMode, CpuMask, ResourceArbiter};
+    /// use holdfast_arbiter::{fresh_execution_owner, AdmissionMode, CpuSet, ResourceArbiter};
     ///
     /// let arbiter = ResourceArbiter::new();
     /// let owner = fresh_execution_owner().unwrap();
-    /// let root = arbiter.acquire(&CpuMask::from_cpus([0])?, owner, AdmissionMode::Wait)?;
+    /// let root = arbiter.acquire(&CpuSet::from_cpus([0])?, owner, AdmissionMode::Wait)?;
     /// let child = arbiter.join(owner)?;
     /// assert!(child.is_joined());
     /// drop(root);
@@ -322,11 +322,11 @@ impl ResourceArbiter {
     /// # Examples
     ///
     /// ```
-    /// use holdfast_arbiter::{fresh_execution_owner, AdmissionMode, CpuMask, ResourceArbiter};
+    /// use holdfast_arbiter::{fresh_execution_owner, AdmissionMode, CpuSet, ResourceArbiter};
     ///
     /// let arbiter = ResourceArbiter::new();
     /// let before = arbiter.lock_acquisitions();
-    /// let permit = arbiter.acquire(&CpuMask::from_cpus([0])?, fresh_execution_owner().unwrap(), AdmissionMode::Wait)?;
+    /// let permit = arbiter.acquire(&CpuSet::from_cpus([0])?, fresh_execution_owner().unwrap(), AdmissionMode::Wait)?;
     /// drop(permit);
     /// assert_eq!(arbiter.lock_acquisitions() - before, 2, "one to admit, one to release");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -350,10 +350,10 @@ impl ResourceArbiter {
     /// # Examples
     ///
     /// ```
-    /// use holdfast_arbiter::{fresh_execution_owner, AdmissionMode, CpuMask, ResourceArbiter};
+    /// use holdfast_arbiter::{fresh_execution_owner, AdmissionMode, CpuSet, ResourceArbiter};
     ///
     /// let arbiter = ResourceArbiter::new();
-    /// let cpus = CpuMask::from_cpus([0])?;
+    /// let cpus = CpuSet::from_cpus([0])?;
     /// let (first, second) = (fresh_execution_owner().unwrap(), fresh_execution_owner().unwrap());
     /// let p1 = arbiter.acquire(&cpus, first, AdmissionMode::Wait)?;
     /// let t1 = arbiter.reservation_ticket(first)?.unwrap();
@@ -416,10 +416,10 @@ pub struct ArbiterSnapshot {
 /// # Examples
 ///
 /// ```
-/// use holdfast_arbiter::{fresh_execution_owner, AdmissionMode, CpuMask, ResourceArbiter};
+/// use holdfast_arbiter::{fresh_execution_owner, AdmissionMode, CpuSet, ResourceArbiter};
 ///
 /// let arbiter = ResourceArbiter::new();
-/// let cpus = CpuMask::from_cpus([3])?;
+/// let cpus = CpuSet::from_cpus([3])?;
 /// let permit = arbiter.acquire(&cpus, fresh_execution_owner().unwrap(), AdmissionMode::Wait)?;
 /// assert!(arbiter.acquire(&cpus, fresh_execution_owner().unwrap(), AdmissionMode::Try).is_err());
 /// drop(permit);

@@ -8,8 +8,8 @@
 
 use super::{AdmissionMode, ResourceArbiter};
 use crate::error::{AdmissionError, ReentryCause};
-use crate::mask::CpuMask;
 use crate::owner::{ExecutionOwnerGuard, OwnerId, fresh_execution_owner};
+use holdfast_cpuset::CpuSet;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -38,8 +38,8 @@ fn eventually(mut cond: impl FnMut() -> bool) {
     }
 }
 
-fn cpus(list: &[usize]) -> CpuMask {
-    CpuMask::from_cpus(list.iter().copied()).unwrap()
+fn cpus(list: &[usize]) -> CpuSet {
+    CpuSet::from_cpus(list.iter().copied()).unwrap()
 }
 
 fn owner() -> OwnerId {

@@ -14,17 +14,17 @@
 
 use super::state::{Request, Ticket};
 use super::{Core, Wait};
-use crate::mask::CpuMask;
 use crate::owner::{OwnerId, fresh_execution_owner};
+use holdfast_cpuset::CpuSet;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 
-fn mask(cpus: &[usize]) -> CpuMask {
-    CpuMask::from_cpus(cpus.iter().copied()).unwrap()
+fn mask(cpus: &[usize]) -> CpuSet {
+    CpuSet::from_cpus(cpus.iter().copied()).unwrap()
 }
 
-fn request(owner: OwnerId, mask: &CpuMask) -> Request<'_> {
+fn request(owner: OwnerId, mask: &CpuSet) -> Request<'_> {
     Request { mask, owner, thread: None }
 }
 

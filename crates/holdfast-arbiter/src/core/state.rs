@@ -18,8 +18,8 @@
 //! than ever before, and never shrink, so steady-state admission allocates nothing.
 
 use crate::error::Holder;
-use crate::mask::CpuMask;
 use crate::owner::OwnerId;
+use holdfast_cpuset::CpuSet;
 use std::collections::VecDeque;
 use std::thread::ThreadId;
 
@@ -33,7 +33,7 @@ const INITIAL_CAPACITY: usize = 16;
 /// table that keeps it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Request<'a> {
-    pub(crate) mask: &'a CpuMask,
+    pub(crate) mask: &'a CpuSet,
     pub(crate) owner: OwnerId,
     /// The requesting thread, for holder reports (`None` under loom and in the model tests).
     pub(crate) thread: Option<ThreadId>,
@@ -55,7 +55,7 @@ struct Queued {
     ticket: Ticket,
     owner: OwnerId,
     thread: Option<ThreadId>,
-    mask: CpuMask,
+    mask: CpuSet,
 }
 
 /// Outcome of [`State::submit`].
@@ -82,7 +82,7 @@ pub(crate) enum Submit {
 pub(crate) struct State {
     next_ticket: Ticket,
     active: Vec<Active>,
-    active_masks: Vec<CpuMask>,
+    active_masks: Vec<CpuSet>,
     queue: VecDeque<Queued>,
     /// Threads blocked (or about to block) on the condition variable. A release with no sleeper
     /// skips the notify.
@@ -229,7 +229,7 @@ impl State {
     }
 
     /// The first active reservation conflicting with `mask`.
-    pub(crate) fn conflicting_holder(&self, mask: &CpuMask) -> Option<Holder> {
+    pub(crate) fn conflicting_holder(&self, mask: &CpuSet) -> Option<Holder> {
         let index = self.active_masks.iter().position(|a| a.overlaps(mask))?;
         let active = &self.active[index];
         Some(Holder {

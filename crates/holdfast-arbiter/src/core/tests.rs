@@ -10,8 +10,8 @@
 //! repeat"), not the single pass the state uses.
 
 use super::state::{Request, State, Submit, Ticket};
-use crate::mask::CpuMask;
 use crate::owner::{OwnerId, fresh_execution_owner};
+use holdfast_cpuset::CpuSet;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 
@@ -147,8 +147,8 @@ impl Model {
     }
 }
 
-fn mask_of(cpus: &BTreeSet<usize>) -> CpuMask {
-    CpuMask::from_cpus(cpus.iter().copied()).unwrap()
+fn mask_of(cpus: &BTreeSet<usize>) -> CpuSet {
+    CpuSet::from_cpus(cpus.iter().copied()).unwrap()
 }
 
 fn run_schedule(ops: &[Op]) -> Result<(), TestCaseError> {
@@ -227,9 +227,9 @@ proptest! {
 #[test]
 fn disjoint_request_passes_but_conflicting_one_queues_behind_older_waiter() {
     let owners: Vec<OwnerId> = (0..4).map(|_| fresh_execution_owner().unwrap()).collect();
-    let masks: Vec<CpuMask> = [&[0][..], &[0, 1], &[1], &[2]]
+    let masks: Vec<CpuSet> = [&[0][..], &[0, 1], &[1], &[2]]
         .iter()
-        .map(|cpus| CpuMask::from_cpus(cpus.iter().copied()).unwrap())
+        .map(|cpus| CpuSet::from_cpus(cpus.iter().copied()).unwrap())
         .collect();
     let req = |o: usize| Request { mask: &masks[o], owner: owners[o], thread: None };
     let mut state = State::new();

@@ -2,7 +2,7 @@
 // Each test binary uses a subset of the helpers; `pub` is local to the test crate.
 #![allow(dead_code, unreachable_pub)]
 
-use holdfast_arbiter::{CpuMask, OwnerId, fresh_execution_owner};
+use holdfast_arbiter::{CpuSet, OwnerId, fresh_execution_owner};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -32,8 +32,8 @@ pub fn eventually(mut cond: impl FnMut() -> bool) {
     }
 }
 
-pub fn cpus(list: &[usize]) -> CpuMask {
-    CpuMask::from_cpus(list.iter().copied()).unwrap()
+pub fn cpus(list: &[usize]) -> CpuSet {
+    CpuSet::from_cpus(list.iter().copied()).unwrap()
 }
 
 pub fn owner() -> OwnerId {

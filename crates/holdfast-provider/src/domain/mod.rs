@@ -68,8 +68,13 @@ impl CpuDomain {
             return Err(ProviderError::Oversubscribed { threads: threads.get(), cpus: cpus.len() });
         }
         let topology = Topology::get().map_err(ProviderError::Topology)?;
-        if !cpus.is_subset(topology.allowed()) {
-            return Err(ProviderError::CpusNotAllowed);
+        let allowed = *topology.allowed();
+        if !cpus.is_subset(&allowed) {
+            return Err(ProviderError::CpusNotAllowed {
+                requested: Box::new(cpus),
+                allowed: Box::new(allowed),
+                outside: Box::new(cpus - allowed),
+            });
         }
         let unbound = Arc::new(AtomicUsize::new(0));
         let pool = if threads.get() > 1 {

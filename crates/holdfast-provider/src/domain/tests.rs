@@ -21,7 +21,16 @@ fn construction_errors_are_typed() {
     }
     let outside = (0..CpuSet::MAX_CPUS).find(|c| !allowed().contains(*c)).unwrap();
     let foreign = CpuSet::from_cpus([outside]).unwrap();
-    assert!(matches!(CpuDomain::new(foreign, 1), Err(ProviderError::CpusNotAllowed)));
+    match CpuDomain::new(foreign | allowed(), 1) {
+        Err(err @ ProviderError::CpusNotAllowed { .. }) => {
+            let message = err.to_string();
+            assert!(message.contains(&allowed().to_string()), "{message}");
+            assert!(message.contains(&(foreign | allowed()).to_string()), "{message}");
+            let ProviderError::CpusNotAllowed { outside, .. } = err else { unreachable!() };
+            assert_eq!(*outside, foreign);
+        }
+        other => panic!("expected CpusNotAllowed, got {other:?}"),
+    }
 }
 
 #[test]

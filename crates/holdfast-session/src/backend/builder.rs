@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use holdfast_affinity::{CpuSet, Topology};
-use holdfast_arbiter::{CpuMask, ResourceArbiter, register_pool_worker_probe};
+use holdfast_arbiter::{ResourceArbiter, register_pool_worker_probe};
 use holdfast_provider::{CpuDomain, ParallelMode};
 use holdfast_resources::{EngineResourceSlot, EngineResources, ResourceLimits};
 
@@ -96,7 +96,7 @@ impl CpuBackendBuilder {
     ///
     /// [`BuildError::Affinity`] when the topology cannot be read; [`BuildError::Provider`] for an
     /// empty or disallowed CPU set, a zero or oversubscribing thread budget, or a pool that
-    /// cannot start; [`BuildError::Request`] for CPUs the arbiter cannot represent;
+    /// cannot start;
     /// [`BuildError::NumaNode`] for a NUMA node with no usable CPU.
     pub fn build(self) -> Result<CpuBackend, BuildError> {
         let cpus = self.cpus_or_allowed()?;
@@ -116,8 +116,6 @@ impl CpuBackendBuilder {
         // Rayon workers (of any pool) must never park on the arbiter (A4).
         let _ = register_pool_worker_probe(|| rayon::current_thread_index().is_some());
         let threads = self.threads.unwrap_or_else(|| cpus.len());
-        let request = CpuMask::from_words(&cpus.to_words())
-            .map_err(|e| BuildError::Request(e.to_string()))?;
         let domain = CpuDomain::new(cpus, threads)?;
         let arbiter = if self.private_arbiter {
             ResourceArbiter::new()
@@ -128,7 +126,6 @@ impl CpuBackendBuilder {
             domain,
             mode: self.mode,
             arbiter,
-            request,
             resources: EngineResourceSlot::new(EngineResources::with_limits(self.limits)),
             numa_node,
         };

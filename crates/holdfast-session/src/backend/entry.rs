@@ -127,11 +127,11 @@ impl CpuBackend {
         // at once (no conflicting holder or waiter), and it reads no clock. Only a request that
         // has to queue measures its wait.
         let (permit, admission_wait) =
-            match engine.arbiter.acquire(&engine.request, owner, AdmissionMode::Try) {
+            match engine.arbiter.acquire(engine.domain.cpus(), owner, AdmissionMode::Try) {
                 Ok(permit) => (permit, Duration::ZERO),
                 Err(AdmissionError::Contended { .. }) if mode != AdmissionMode::Try => {
                     let started = Instant::now();
-                    let permit = engine.arbiter.acquire(&engine.request, owner, mode)?;
+                    let permit = engine.arbiter.acquire(engine.domain.cpus(), owner, mode)?;
                     (permit, started.elapsed())
                 }
                 Err(e) => return Err(e.into()),
@@ -317,7 +317,7 @@ impl CpuBackend {
         }
         let owner = fresh_execution_owner().ok_or(reentered(ReentryReason::ExecutionActive))?;
         let engine = &*self.engine;
-        let permit = engine.arbiter.acquire(&engine.request, owner, AdmissionMode::Wait)?;
+        let permit = engine.arbiter.acquire(engine.domain.cpus(), owner, AdmissionMode::Wait)?;
         let _frame =
             enter_scope(ScopeFrame { engine: engine.id(), owner, permit: Arc::new(permit) });
         Ok(f())

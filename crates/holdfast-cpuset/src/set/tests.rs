@@ -25,6 +25,7 @@ proptest! {
         prop_assert_eq!(sa.is_subset(&sb), a.is_subset(&b));
         prop_assert_eq!(sa.is_superset(&sb), a.is_superset(&b));
         prop_assert_eq!(sa.is_disjoint(&sb), a.is_disjoint(&b));
+        prop_assert_eq!(sa.overlaps(&sb), !a.is_disjoint(&b));
         prop_assert_eq!(sa.len(), a.len());
         prop_assert_eq!(sa.first(), a.first().copied());
         prop_assert_eq!(sa.iter().collect::<Vec<_>>(), a.iter().copied().collect::<Vec<_>>());
@@ -67,4 +68,13 @@ fn limits() {
     words[CpuSet::WORDS] = 2;
     assert_eq!(CpuSet::from_words(&words), Err(CpuSetError::OutOfRange { cpu: 1025 }));
     assert!(!CpuSet::new().contains(usize::MAX));
+}
+
+#[test]
+fn display_and_debug() {
+    let set = CpuSet::from_cpus([0, 1, 2, 3, 8, 10, 11, 1023]).unwrap();
+    assert_eq!(set.to_string(), "0-3,8,10-11,1023");
+    assert_eq!(CpuSet::new().to_string(), "", "the empty set is the empty CPU list");
+    assert_eq!(format!("{:?}", CpuSet::from_cpus([5]).unwrap()), "CpuSet(5)");
+    assert_eq!(format!("{:?}", CpuSet::new()), "CpuSet()");
 }

@@ -50,6 +50,7 @@ pub(crate) fn run(args: &InfoArgs) -> Result<(), CliError> {
                 "pu_count": topology.pus().len(),
                 "cores": topology.cores().len(),
                 "allowed": topology.allowed().to_string(),
+                "process_binding": topology.process_binding().to_string(),
                 "numa_nodes": topology.numa_nodes().iter().map(|n| json!({"os_index": n.os_index(), "cpus": n.cpus().to_string()})).collect::<Vec<_>>(),
             },
             "domain": {
@@ -70,6 +71,7 @@ pub(crate) fn run(args: &InfoArgs) -> Result<(), CliError> {
     println!("topology ({})", topology.backend());
     println!("  processing units  {} ({})", topology.pus().len(), topology.pus());
     println!("  physical cores    {}", topology.cores().len());
+    println!("  process binding   {}", topology.process_binding());
     println!("  allowed CPUs      {} ({})", topology.allowed().len(), topology.allowed());
     for node in topology.numa_nodes() {
         println!("  NUMA node {:<7} CPUs {}", node.os_index(), node.cpus());

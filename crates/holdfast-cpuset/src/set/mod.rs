@@ -1,10 +1,9 @@
-//! `CpuSet`: the CPU-set value type the other crates use (engine domains, topology facts, masks).
+//! `CpuSet`: the CPU-set value of the workspace (engine domains, topology facts, thread bindings,
+//! admission requests).
 //!
 //! A fixed inline bitset of [`CpuSet::MAX_CPUS`] bits (the size of glibc's `cpu_set_t`): `Copy`,
-//! no heap, so guards and engines carry it without allocating, and set operations are word-wise.
-//! Its word layout ([`CpuSet::to_words`]) is the one `holdfast-arbiter`'s `CpuMask` accepts, which
-//! is how the session layer turns an engine's CPUs into an admission request without either crate
-//! knowing the other (SPEC L1).
+//! no heap, so guards, engines and the arbiter's pre-sized tables carry it without allocating, and
+//! set operations are word-wise.
 //!
 //! Invariant: bits at or above [`CpuSet::MAX_CPUS`] do not exist; every constructor rejects them.
 //!
@@ -40,7 +39,7 @@ pub enum CpuSetError {
 /// # Examples
 ///
 /// ```
-/// use holdfast_affinity::CpuSet;
+/// use holdfast_cpuset::CpuSet;
 ///
 /// let domain: CpuSet = "0-3".parse()?;
 /// let caller = CpuSet::from_cpus([2, 3, 4, 5])?;
@@ -48,7 +47,7 @@ pub enum CpuSetError {
 /// assert_eq!(narrowed.to_string(), "2-3");
 /// assert!(narrowed.is_subset(&domain));
 /// assert_eq!((caller - domain).to_string(), "4-5");
-/// # Ok::<(), holdfast_affinity::CpuSetError>(())
+/// # Ok::<(), holdfast_cpuset::CpuSetError>(())
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct CpuSet {
@@ -66,7 +65,7 @@ impl CpuSet {
     /// # Examples
     ///
     /// ```
-    /// assert!(holdfast_affinity::CpuSet::new().is_empty());
+    /// assert!(holdfast_cpuset::CpuSet::new().is_empty());
     /// ```
     #[must_use]
     pub const fn new() -> Self {
@@ -82,10 +81,10 @@ impl CpuSet {
     /// # Examples
     ///
     /// ```
-    /// use holdfast_affinity::CpuSet;
+    /// use holdfast_cpuset::CpuSet;
     /// assert_eq!(CpuSet::from_cpus([3, 1])?.to_string(), "1,3");
     /// assert!(CpuSet::from_cpus([CpuSet::MAX_CPUS]).is_err());
-    /// # Ok::<(), holdfast_affinity::CpuSetError>(())
+    /// # Ok::<(), holdfast_cpuset::CpuSetError>(())
     /// ```
     pub fn from_cpus(cpus: impl IntoIterator<Item = usize>) -> Result<Self, CpuSetError> {
         let mut set = Self::new();
@@ -104,8 +103,8 @@ impl CpuSet {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(holdfast_affinity::CpuSet::from_range(2..5)?.to_string(), "2-4");
-    /// # Ok::<(), holdfast_affinity::CpuSetError>(())
+    /// assert_eq!(holdfast_cpuset::CpuSet::from_range(2..5)?.to_string(), "2-4");
+    /// # Ok::<(), holdfast_cpuset::CpuSetError>(())
     /// ```
     pub fn from_range(range: std::ops::Range<usize>) -> Result<Self, CpuSetError> {
         if range.end > Self::MAX_CPUS {
@@ -124,10 +123,10 @@ impl CpuSet {
     /// # Examples
     ///
     /// ```
-    /// use holdfast_affinity::CpuSet;
+    /// use holdfast_cpuset::CpuSet;
     /// let set = CpuSet::from_cpus([0, 70])?;
     /// assert_eq!(CpuSet::from_words(&set.to_words())?, set);
-    /// # Ok::<(), holdfast_affinity::CpuSetError>(())
+    /// # Ok::<(), holdfast_cpuset::CpuSetError>(())
     /// ```
     pub fn from_words(words: &[u64]) -> Result<Self, CpuSetError> {
         let mut set = Self::new();
@@ -143,15 +142,15 @@ impl CpuSet {
         Ok(set)
     }
 
-    /// The words of the set, in the layout [`CpuSet::from_words`] (and `holdfast-arbiter`'s
-    /// `CpuMask::from_words`) accept.
+    /// The words of the set, in the layout [`CpuSet::from_words`] accepts (bit `i % 64` of word
+    /// `i / 64` is CPU `i`).
     ///
     /// # Examples
     ///
     /// ```
-    /// let words = holdfast_affinity::CpuSet::from_cpus([1, 64])?.to_words();
+    /// let words = holdfast_cpuset::CpuSet::from_cpus([1, 64])?.to_words();
     /// assert_eq!((words[0], words[1]), (0b10, 1));
-    /// # Ok::<(), holdfast_affinity::CpuSetError>(())
+    /// # Ok::<(), holdfast_cpuset::CpuSetError>(())
     /// ```
     #[must_use]
     pub const fn to_words(&self) -> [u64; Self::WORDS] {
@@ -167,7 +166,7 @@ impl CpuSet {
     /// # Examples
     ///
     /// ```
-    /// let mut set = holdfast_affinity::CpuSet::new();
+    /// let mut set = holdfast_cpuset::CpuSet::new();
     /// assert_eq!(set.insert(4), Ok(true));
     /// assert_eq!(set.insert(4), Ok(false));
     /// ```
@@ -186,10 +185,10 @@ impl CpuSet {
     /// # Examples
     ///
     /// ```
-    /// let mut set = holdfast_affinity::CpuSet::from_cpus([4])?;
+    /// let mut set = holdfast_cpuset::CpuSet::from_cpus([4])?;
     /// assert!(set.remove(4));
     /// assert!(!set.remove(4));
-    /// # Ok::<(), holdfast_affinity::CpuSetError>(())
+    /// # Ok::<(), holdfast_cpuset::CpuSetError>(())
     /// ```
     pub fn remove(&mut self, cpu: usize) -> bool {
         if !self.contains(cpu) {
@@ -204,9 +203,9 @@ impl CpuSet {
     /// # Examples
     ///
     /// ```
-    /// let set = holdfast_affinity::CpuSet::from_cpus([9])?;
+    /// let set = holdfast_cpuset::CpuSet::from_cpus([9])?;
     /// assert!(set.contains(9) && !set.contains(8));
-    /// # Ok::<(), holdfast_affinity::CpuSetError>(())
+    /// # Ok::<(), holdfast_cpuset::CpuSetError>(())
     /// ```
     #[must_use]
     pub const fn contains(&self, cpu: usize) -> bool {
@@ -218,8 +217,8 @@ impl CpuSet {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!("0-3,7".parse::<holdfast_affinity::CpuSet>()?.len(), 5);
-    /// # Ok::<(), holdfast_affinity::CpuSetError>(())
+    /// assert_eq!("0-3,7".parse::<holdfast_cpuset::CpuSet>()?.len(), 5);
+    /// # Ok::<(), holdfast_cpuset::CpuSetError>(())
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
@@ -231,7 +230,7 @@ impl CpuSet {
     /// # Examples
     ///
     /// ```
-    /// assert!(holdfast_affinity::CpuSet::default().is_empty());
+    /// assert!(holdfast_cpuset::CpuSet::default().is_empty());
     /// ```
     #[must_use]
     pub fn is_empty(&self) -> bool {
@@ -243,8 +242,8 @@ impl CpuSet {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!("5-7".parse::<holdfast_affinity::CpuSet>()?.first(), Some(5));
-    /// # Ok::<(), holdfast_affinity::CpuSetError>(())
+    /// assert_eq!("5-7".parse::<holdfast_cpuset::CpuSet>()?.first(), Some(5));
+    /// # Ok::<(), holdfast_cpuset::CpuSetError>(())
     /// ```
     #[must_use]
     pub fn first(&self) -> Option<usize> {
@@ -256,9 +255,9 @@ impl CpuSet {
     /// # Examples
     ///
     /// ```
-    /// let set = holdfast_affinity::CpuSet::from_cpus([130, 2])?;
+    /// let set = holdfast_cpuset::CpuSet::from_cpus([130, 2])?;
     /// assert_eq!(set.iter().collect::<Vec<_>>(), [2, 130]);
-    /// # Ok::<(), holdfast_affinity::CpuSetError>(())
+    /// # Ok::<(), holdfast_cpuset::CpuSetError>(())
     /// ```
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
         self.words.iter().enumerate().flat_map(|(index, &word)| {
@@ -279,10 +278,10 @@ impl CpuSet {
     /// # Examples
     ///
     /// ```
-    /// use holdfast_affinity::CpuSet;
+    /// use holdfast_cpuset::CpuSet;
     /// let a: CpuSet = "0-3".parse()?;
     /// assert_eq!(a.intersection(&"2-9".parse()?).to_string(), "2-3");
-    /// # Ok::<(), holdfast_affinity::CpuSetError>(())
+    /// # Ok::<(), holdfast_cpuset::CpuSetError>(())
     /// ```
     #[must_use]
     pub fn intersection(&self, other: &Self) -> Self {
@@ -294,10 +293,10 @@ impl CpuSet {
     /// # Examples
     ///
     /// ```
-    /// use holdfast_affinity::CpuSet;
+    /// use holdfast_cpuset::CpuSet;
     /// let a: CpuSet = "0-1".parse()?;
     /// assert_eq!(a.union(&"3".parse()?).to_string(), "0-1,3");
-    /// # Ok::<(), holdfast_affinity::CpuSetError>(())
+    /// # Ok::<(), holdfast_cpuset::CpuSetError>(())
     /// ```
     #[must_use]
     pub fn union(&self, other: &Self) -> Self {
@@ -309,10 +308,10 @@ impl CpuSet {
     /// # Examples
     ///
     /// ```
-    /// use holdfast_affinity::CpuSet;
+    /// use holdfast_cpuset::CpuSet;
     /// let a: CpuSet = "0-3".parse()?;
     /// assert_eq!(a.difference(&"1-2".parse()?).to_string(), "0,3");
-    /// # Ok::<(), holdfast_affinity::CpuSetError>(())
+    /// # Ok::<(), holdfast_cpuset::CpuSetError>(())
     /// ```
     #[must_use]
     pub fn difference(&self, other: &Self) -> Self {
@@ -324,9 +323,9 @@ impl CpuSet {
     /// # Examples
     ///
     /// ```
-    /// use holdfast_affinity::CpuSet;
+    /// use holdfast_cpuset::CpuSet;
     /// assert!("1".parse::<CpuSet>()?.is_subset(&"0-3".parse()?));
-    /// # Ok::<(), holdfast_affinity::CpuSetError>(())
+    /// # Ok::<(), holdfast_cpuset::CpuSetError>(())
     /// ```
     #[must_use]
     #[inline]
@@ -343,9 +342,9 @@ impl CpuSet {
     /// # Examples
     ///
     /// ```
-    /// use holdfast_affinity::CpuSet;
+    /// use holdfast_cpuset::CpuSet;
     /// assert!("0-3".parse::<CpuSet>()?.is_superset(&"1".parse()?));
-    /// # Ok::<(), holdfast_affinity::CpuSetError>(())
+    /// # Ok::<(), holdfast_cpuset::CpuSetError>(())
     /// ```
     #[must_use]
     #[inline]
@@ -354,9 +353,21 @@ impl CpuSet {
     }
 
     /// Whether `self ⊇ other`, for an `other` whose words from `words` on are all zero (the
-    /// caller guarantees it): compares only the first `words` words.
+    /// caller guarantees it, typically with `words = other.significant_words()` computed once):
+    /// compares only the first `words` words.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_cpuset::CpuSet;
+    /// let small: CpuSet = "1-2".parse()?;
+    /// let words = small.significant_words();
+    /// assert!("0-3".parse::<CpuSet>()?.is_superset_of_prefix(&small, words));
+    /// # Ok::<(), holdfast_cpuset::CpuSetError>(())
+    /// ```
+    #[must_use]
     #[inline]
-    pub(crate) fn is_superset_of_prefix(&self, other: &Self, words: usize) -> bool {
+    pub fn is_superset_of_prefix(&self, other: &Self, words: usize) -> bool {
         debug_assert!(other.words.iter().skip(words).all(|&w| w == 0));
         let mut missing = 0u64;
         for (a, b) in self.words.iter().zip(other.words.iter()).take(words) {
@@ -365,9 +376,41 @@ impl CpuSet {
         missing == 0
     }
 
-    /// Number of words up to and including the last non-zero one.
-    pub(crate) fn significant_words(&self) -> usize {
+    /// Number of words up to and including the last non-zero one (0 for the empty set).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_cpuset::CpuSet;
+    /// assert_eq!(CpuSet::new().significant_words(), 0);
+    /// assert_eq!(CpuSet::from_cpus([0, 64])?.significant_words(), 2);
+    /// # Ok::<(), holdfast_cpuset::CpuSetError>(())
+    /// ```
+    #[must_use]
+    pub fn significant_words(&self) -> usize {
         self.words.iter().rposition(|&w| w != 0).map_or(0, |last| last + 1)
+    }
+
+    /// Whether the sets share a CPU: the arbiter's conflict relation between two requests (an
+    /// empty set overlaps nothing).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_cpuset::CpuSet;
+    /// assert!(CpuSet::from_cpus([1, 2])?.overlaps(&CpuSet::from_cpus([2])?));
+    /// assert!(!CpuSet::new().overlaps(&CpuSet::from_cpus([2])?));
+    /// # Ok::<(), holdfast_cpuset::CpuSetError>(())
+    /// ```
+    #[must_use]
+    #[inline]
+    pub fn overlaps(&self, other: &Self) -> bool {
+        // Accumulate instead of short-circuiting: 16 independent ANDs vectorise well.
+        let mut any = 0u64;
+        for (a, b) in self.words.iter().zip(other.words.iter()) {
+            any |= a & b;
+        }
+        any != 0
     }
 
     /// Whether the sets share no CPU.
@@ -375,13 +418,14 @@ impl CpuSet {
     /// # Examples
     ///
     /// ```
-    /// use holdfast_affinity::CpuSet;
+    /// use holdfast_cpuset::CpuSet;
     /// assert!("0-1".parse::<CpuSet>()?.is_disjoint(&"2".parse()?));
-    /// # Ok::<(), holdfast_affinity::CpuSetError>(())
+    /// # Ok::<(), holdfast_cpuset::CpuSetError>(())
     /// ```
     #[must_use]
+    #[inline]
     pub fn is_disjoint(&self, other: &Self) -> bool {
-        self.intersection(other).is_empty()
+        !self.overlaps(other)
     }
 
     fn zip_with(&self, other: &Self, op: impl Fn(u64, u64) -> u64) -> Self {
