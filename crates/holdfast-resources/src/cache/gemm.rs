@@ -125,9 +125,15 @@ impl GemmKey {
     /// use holdfast_resources::GemmKey;
     /// use holdfast_tensor::Tensor;
     ///
-    /// let a = Tensor::<f32>::zeros([2, 2]);
-    /// let k = GemmKey::new(a.layout(), a.layout()).expect("2-D");
-    /// assert_eq!(k.fingerprint(), k.clone().fingerprint());
+    /// let a = Tensor::<f32>::zeros([2, 3]);
+    /// let b = Tensor::<f32>::zeros([3, 2]);
+    /// let k = GemmKey::new(a.layout(), b.layout()).expect("2-D");
+    /// // Computed from the content: an equal key built again has the same fingerprint ...
+    /// let again = GemmKey::new(a.layout(), b.layout()).expect("2-D");
+    /// assert_eq!(k.fingerprint(), again.fingerprint());
+    /// // ... and swapping the operands (other shapes) changes it.
+    /// let swapped = GemmKey::new(b.layout(), a.layout()).expect("2-D");
+    /// assert_ne!(k.fingerprint(), swapped.fingerprint());
     /// ```
     pub fn fingerprint(&self) -> u64 {
         self.fingerprint

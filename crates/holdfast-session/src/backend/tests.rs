@@ -191,8 +191,13 @@ fn openers_are_admitted_in_fifo_order() {
             s.close().unwrap();
         }));
         start.wait();
-        // Let thread i queue before thread i+1 starts (the arbiter's FIFO is what is tested).
-        std::thread::sleep(Duration::from_millis(30));
+        // Thread i+1 starts only once thread i is queued (the arbiter's FIFO is what is tested):
+        // the private arbiter then holds the session and i+1 waiters. Bounded: 10 s.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while b.engine.arbiter.snapshot().unwrap().waiters < i + 1 {
+            assert!(std::time::Instant::now() < deadline, "opener {i} never queued");
+            std::thread::yield_now();
+        }
     }
     held.close().unwrap();
     for h in handles {
