@@ -180,4 +180,40 @@ pub enum KernelError {
         /// The result's shape.
         shape: Vec<usize>,
     },
+    /// A factorization that needs a square matrix was given another shape.
+    #[error("{routine} needs a square matrix, got shape {shape:?}")]
+    NotSquare {
+        /// The factorization (`eigh`, `solve`).
+        routine: &'static str,
+        /// The shape given.
+        shape: Vec<usize>,
+    },
+    /// The right-hand side of a solve does not match its matrix.
+    #[error(
+        "solve of a matrix of shape {a:?} needs a right-hand side of shape [n] or [n, k], got {b:?}"
+    )]
+    SolveShape {
+        /// The matrix's shape.
+        a: Vec<usize>,
+        /// The right-hand side's shape.
+        b: Vec<usize>,
+    },
+    /// The matrix of a solve is singular: its LU factorization has a zero pivot.
+    #[error("{routine}: the matrix is singular (a zero pivot in its LU factorization)")]
+    Singular {
+        /// The routine (`solve`).
+        routine: &'static str,
+    },
+    /// An iterative factorization did not converge (faer's answer to NaN or infinite input too).
+    #[error("{routine} did not converge (is the input finite?)")]
+    NoConvergence {
+        /// The factorization (`svd`, `eigh`).
+        routine: &'static str,
+    },
+    /// The bounds of a truncated SVD cannot be used.
+    #[error("invalid truncation: {reason}")]
+    InvalidTruncation {
+        /// What is wrong.
+        reason: &'static str,
+    },
 }

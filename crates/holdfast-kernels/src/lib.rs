@@ -18,6 +18,7 @@
 //! | [`permute`] | materialising `permute` |
 //! | [`matmul`] | `matmul`, `matmul_into`, [`MatmulPlan`](matmul::MatmulPlan) (2-D and batched 3-D, faer) |
 //! | [`einsum`] | `einsum`, `einsum_with_path`, `einsum_cached`, `parse`, [`EinsumPlan`](einsum::EinsumPlan) |
+//! | [`linalg`] | `svd` (with [`Truncation`](linalg::Truncation)), `qr`, `eigh`, `solve`, `norm` (faer) |
 //!
 //! # Examples
 //!
@@ -45,6 +46,7 @@ mod alloc;
 pub mod einsum;
 pub mod elementwise;
 mod error;
+pub mod linalg;
 pub mod matmul;
 mod par;
 pub mod permute;

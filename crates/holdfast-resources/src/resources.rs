@@ -7,6 +7,8 @@
 //! [`EngineResourceCheckout`](crate::EngineResourceCheckout) while checked out, or a child
 //! execution that owns private resources ([`EngineResources::for_child_execution`]).
 
+use holdfast_kernels::linalg::LinalgScratch;
+
 use crate::{
     BufferPool, CacheLimits, ContractionWorkspaces, DEFAULT_RETENTION_LIMIT, GemmAnalysisCache,
     IndexedPlanCache,
@@ -96,6 +98,9 @@ pub struct EngineResources {
     pub gemm_analysis_cache: GemmAnalysisCache,
     /// Prepared einsum plans by content key (the kernels' plan store).
     pub indexed_plan_cache: IndexedPlanCache,
+    /// faer's workspace for factorizations (SVD, QR, eigh, solve), grown to the largest request
+    /// and reused, so a warm factorization allocates nothing (SPEC T4).
+    pub linalg: LinalgScratch,
     /// N-ary contraction scratch; `None` until first needed (see
     /// [`nary_workspaces`](Self::nary_workspaces)).
     pub nary: Option<ContractionWorkspaces>,
@@ -120,6 +125,7 @@ impl EngineResources {
             buffers: BufferPool::with_retention_limit(limits.buffer_retention_bytes),
             gemm_analysis_cache: GemmAnalysisCache::new(limits.gemm_analysis_cache),
             indexed_plan_cache: IndexedPlanCache::new(limits.indexed_plan_cache),
+            linalg: LinalgScratch::new(),
             nary: limits.nary_workspaces.then(ContractionWorkspaces::new),
             runtime_clears: 0,
         }

@@ -2,49 +2,15 @@
 //! is its own test binary): a checkout's take and return, a loan over a warm pool and plan-cache
 //! hits allocate nothing.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+
+use counting_alloc::allocations;
 
 use holdfast_kernels::einsum::{PlanKey, PlanStore, einsum_cached};
 use holdfast_kernels::{HeapAlloc, KernelAlloc, Par};
 use holdfast_resources::{EngineResourceCheckout, EngineResourceSlot, EngineResources};
 use holdfast_tensor::Tensor;
-
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards to the system allocator; the counter is a const-initialised thread-local
-// `Cell` that does not allocate.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as ours.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as ours.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as ours.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations<R>(f: impl FnOnce() -> R) -> (R, u64) {
-    let before = ALLOCS.with(Cell::get);
-    let r = f();
-    (r, ALLOCS.with(Cell::get) - before)
-}
 
 #[test]
 fn checkout_take_and_return_allocate_nothing() {

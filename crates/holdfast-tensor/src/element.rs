@@ -88,6 +88,10 @@ pub trait Element:
     + MulAssign
     + Sum
 {
+    /// The real type of the same precision: what a norm, a singular value or an eigenvalue of
+    /// a Hermitian matrix of this type is (the type itself for `f32` and `f64`).
+    type Real: Element;
+
     /// The runtime tag of this type.
     const DTYPE: DType;
     /// Additive identity.
@@ -106,6 +110,7 @@ pub trait Element:
 }
 
 impl Element for f32 {
+    type Real = f32;
     const DTYPE: DType = DType::F32;
     const ZERO: Self = 0.0;
     const ONE: Self = 1.0;
@@ -125,6 +130,7 @@ impl Element for f32 {
 }
 
 impl Element for f64 {
+    type Real = f64;
     const DTYPE: DType = DType::F64;
     const ZERO: Self = 0.0;
     const ONE: Self = 1.0;

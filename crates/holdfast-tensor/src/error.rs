@@ -92,4 +92,29 @@ pub enum TensorError {
         /// Length of the storage.
         len: usize,
     },
+    /// A reshape to a shape with another element count.
+    #[error("cannot reshape {from:?} ({from_numel} elements) into {to:?} ({to_numel} elements)")]
+    ReshapeSize {
+        /// The shape of the tensor or view.
+        from: Vec<usize>,
+        /// Its element count.
+        from_numel: usize,
+        /// The shape asked for.
+        to: Vec<usize>,
+        /// The element count of that shape (saturated at `usize::MAX`).
+        to_numel: usize,
+    },
+    /// A reshape that no strides over the same storage can express (numpy would copy).
+    #[error(
+        "a view of shape {shape:?} with strides {strides:?} cannot be reshaped to {to:?} \
+         without a copy; use the operation view's `reshape`, which copies once"
+    )]
+    ReshapeNeedsCopy {
+        /// The shape of the view.
+        shape: Vec<usize>,
+        /// Its strides, in elements.
+        strides: Vec<usize>,
+        /// The shape asked for.
+        to: Vec<usize>,
+    },
 }

@@ -162,7 +162,8 @@ impl EngineResourceSlot {
         self.with_resources(|r| Ok(r.gemm_analysis_cache.stats()))
     }
 
-    /// Releases retained memory: every pooled buffer and the N-ary scratch (plan caches are
+    /// Releases retained memory: every pooled buffer, the factorization workspace and the N-ary
+    /// scratch (plan caches are
     /// kept; see [`clear_runtime_caches`](Self::clear_runtime_caches)). All or nothing: a
     /// busy or poisoned scratch aborts it before anything is released.
     ///
@@ -186,7 +187,7 @@ impl EngineResourceSlot {
     /// ```
     pub fn trim(&self) -> Result<(), ManagementError> {
         let released = self.with_resources(|r| {
-            let EngineResources { buffers, nary, .. } = r;
+            let EngineResources { buffers, linalg, nary, .. } = r;
             // Resolve every resource first.
             let scratch = match nary {
                 Some(ws) => Some(ws.try_guard().map_err(workspace_error)?),
@@ -194,6 +195,7 @@ impl EngineResourceSlot {
             };
             // Then apply, infallibly.
             let released = buffers.trim();
+            linalg.release();
             if let Some(mut scratch) = scratch {
                 scratch.release();
             }

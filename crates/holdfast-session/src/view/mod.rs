@@ -4,7 +4,8 @@
 //! # The operation path (S5, S9, B4, B5)
 //!
 //! A view borrows the checked-out resources split into their parts: a [`BufferPoolLoan`] on the
-//! pool (the kernels' allocator), the GEMM analysis cache, the einsum plan cache. Each operation:
+//! pool (the kernels' allocator), the GEMM analysis cache, the einsum plan cache, the
+//! factorization workspace. Each operation:
 //!
 //! 1. validates access (S9): every input must be host memory and ready, checked before any
 //!    kernel, shortcut or plan lookup, and rejected with a typed [`OpError`];
@@ -16,6 +17,7 @@
 //! No lock, no clock, no handle clone (a child handle is derived only by
 //! [`CpuExecSession::child_execution`]), and no allocation a warm pool could serve.
 
+mod linalg;
 #[cfg(test)]
 mod tests;
 
@@ -23,6 +25,7 @@ use std::sync::Arc;
 
 use holdfast_arbiter::OwnerId;
 use holdfast_kernels::einsum::{EinsumPlan, PlanKey, PlanStore};
+use holdfast_kernels::linalg::LinalgScratch;
 use holdfast_kernels::matmul::BoundMatmul;
 use holdfast_kernels::{Family, KernelAlloc, KernelError, Par, elementwise, permute, reduce};
 use holdfast_provider::{CpuOperationEntry, RouteCounters};
@@ -95,11 +98,13 @@ pub(crate) fn with_operation_session<R>(
     origin: ViewOrigin<'_>,
     f: impl FnOnce(&mut CpuExecSession<'_>) -> R,
 ) -> R {
-    let EngineResources { buffers, gemm_analysis_cache, indexed_plan_cache, nary, .. } = resources;
+    let EngineResources { buffers, gemm_analysis_cache, indexed_plan_cache, linalg, nary, .. } =
+        resources;
     let mut view = CpuExecSession {
         loan: buffers.loan(),
         gemm: gemm_analysis_cache,
         plans: indexed_plan_cache,
+        linalg,
         nary,
         entry,
         counters,
@@ -140,6 +145,7 @@ pub struct CpuExecSession<'s> {
     loan: BufferPoolLoan<'s>,
     gemm: &'s mut GemmAnalysisCache,
     plans: &'s mut IndexedPlanCache,
+    linalg: &'s mut LinalgScratch,
     nary: &'s mut Option<ContractionWorkspaces>,
     entry: CpuOperationEntry<'s>,
     counters: &'s mut OpCounters,
@@ -182,7 +188,7 @@ fn gemm_bound<T: Element, R: Send>(
 }
 
 /// Rejects foreign-domain or pending inputs (S9), before anything else looks at them.
-fn check_access<'v, 'a: 'v, T: Element>(
+pub(super) fn check_access<'v, 'a: 'v, T: Element>(
     operands: impl IntoIterator<Item = &'v TensorRead<'a, T>>,
 ) -> Result<(), OpError> {
     for (operand, t) in operands.into_iter().enumerate() {

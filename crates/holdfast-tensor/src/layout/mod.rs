@@ -8,6 +8,7 @@
 //! the layout fits a particular storage buffer is a separate check ([`Layout::check_fits`]), made
 //! once when a tensor or view is built.
 
+mod reshape;
 mod sized;
 #[cfg(test)]
 mod tests;

@@ -122,3 +122,96 @@ fn unit_axes_do_not_break_contiguity() {
     let l = Layout::new(&[1, 3], &[99, 1], 0).unwrap();
     assert!(l.is_contiguous());
 }
+
+/// Every position of `l` in row-major logical order.
+fn positions(l: &Layout) -> Vec<usize> {
+    let n = l.numel();
+    let mut out = Vec::with_capacity(n);
+    let mut index = vec![0usize; l.rank()];
+    for _ in 0..n {
+        out.push(l.offset_of(&index).unwrap());
+        for axis in (0..l.rank()).rev() {
+            index[axis] += 1;
+            if index[axis] < l.shape()[axis] {
+                break;
+            }
+            index[axis] = 0;
+        }
+    }
+    out
+}
+
+#[test]
+fn reshape_views_keep_row_major_order() {
+    let dense = Layout::contiguous(&[2, 3, 4]).unwrap();
+    for shape in [&[24][..], &[6, 4], &[2, 12], &[4, 3, 2], &[1, 24, 1], &[2, 3, 2, 2]] {
+        let r = dense.reshaped(shape).unwrap().unwrap();
+        assert_eq!(positions(&r), positions(&dense), "{shape:?}");
+    }
+    // A transposed matrix: splitting an axis is a view, merging the two is not.
+    let t = Layout::contiguous(&[4, 6]).unwrap().reversed();
+    let split = t.reshaped(&[2, 3, 2, 2]).unwrap().unwrap();
+    assert_eq!(positions(&split), positions(&t));
+    assert_eq!(t.reshaped(&[24]).unwrap(), None);
+    // A sliced row keeps its gap: merging across it is not a view.
+    let s = Layout::contiguous(&[3, 4]).unwrap().sliced(1, 0..2).unwrap();
+    assert_eq!(s.reshaped(&[6]).unwrap(), None);
+    assert_eq!(positions(&s.reshaped(&[3, 2, 1]).unwrap().unwrap()), positions(&s));
+    // Broadcast axes merge with each other (all stride 0) ...
+    let b = Layout::contiguous(&[1]).unwrap().broadcast_to(&[3, 4]).unwrap();
+    assert_eq!(positions(&b.reshaped(&[12]).unwrap().unwrap()), vec![0; 12]);
+    // ... and no elements reshape to anything of zero elements.
+    let empty = Layout::contiguous(&[0, 3]).unwrap();
+    assert_eq!(empty.reshaped(&[3, 0, 7]).unwrap().unwrap().numel(), 0);
+}
+
+#[test]
+fn reshape_to_another_count_is_an_error() {
+    let l = Layout::contiguous(&[2, 3]).unwrap();
+    assert!(matches!(
+        l.reshaped(&[7]),
+        Err(TensorError::ReshapeSize { from_numel: 6, to_numel: 7, .. })
+    ));
+    assert!(matches!(
+        l.reshaped(&[usize::MAX, 2]),
+        Err(TensorError::ReshapeSize { to_numel: usize::MAX, .. })
+    ));
+}
+
+proptest::proptest! {
+    /// Any reshape the layout calls a view addresses the same positions in the same order as
+    /// the original; only a layout that is not dense is ever refused; the dense copy of the
+    /// view (what the operation view's reshape makes) always reshapes.
+    #[test]
+    fn reshaped_views_match_the_original_order(
+        dims in proptest::collection::vec(1usize..4, 1..5),
+        perm_seed in 0usize..120,
+        split in proptest::collection::vec(1usize..4, 0..3),
+    ) {
+        let dense = Layout::contiguous(&dims).unwrap();
+        let mut perm: Vec<usize> = (0..dims.len()).collect();
+        let mut seed = perm_seed;
+        for i in (1..perm.len()).rev() {
+            perm.swap(i, seed % (i + 1));
+            seed /= i + 1;
+        }
+        let view = dense.permuted(&perm).unwrap();
+        let numel = view.numel();
+        // A target shape: the numel split by the factors that divide it, then the rest.
+        let mut shape = Vec::new();
+        let mut rest = numel;
+        for f in split {
+            if rest.is_multiple_of(f) {
+                shape.push(f);
+                rest /= f;
+            }
+        }
+        shape.push(rest);
+        match view.reshaped(&shape).unwrap() {
+            Some(r) => proptest::prop_assert_eq!(positions(&r), positions(&view)),
+            None => proptest::prop_assert!(!view.is_contiguous()),
+        }
+        let copied = Layout::contiguous(view.shape()).unwrap();
+        proptest::prop_assert!(copied.reshaped(&shape).unwrap().is_some());
+    }
+}

@@ -207,6 +207,38 @@ impl<'a, T: Element> TensorRead<'a, T> {
         Ok(TensorRead { layout: Cow::Owned(layout), ..self })
     }
 
+    /// The view with shape `shape` over the same elements in the same row-major order (numpy's
+    /// `reshape`), without a copy: the layout must allow it (see [`Layout::reshaped`]). A view
+    /// that only a copy can reshape, such as a transposed matrix flattened, is an error; the
+    /// operation view's `reshape` copies it once instead.
+    ///
+    /// # Errors
+    ///
+    /// [`TensorError::ReshapeSize`] when `shape` holds another number of elements;
+    /// [`TensorError::ReshapeNeedsCopy`] when no strides over the storage express the reshape.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_tensor::{Tensor, TensorError};
+    ///
+    /// let t = Tensor::<f64>::from_vec([2, 3], (0..6).map(f64::from).collect())?;
+    /// let flat = t.read().reshape(&[3, 2])?;
+    /// assert_eq!(flat.get(&[2, 1]), Some(5.0));
+    /// assert!(matches!(t.read().transpose().reshape(&[6]), Err(TensorError::ReshapeNeedsCopy { .. })));
+    /// # Ok::<(), TensorError>(())
+    /// ```
+    pub fn reshape(self, shape: &[usize]) -> Result<Self, TensorError> {
+        match self.layout.reshaped(shape)? {
+            Some(layout) => Ok(TensorRead { layout: Cow::Owned(layout), ..self }),
+            None => Err(TensorError::ReshapeNeedsCopy {
+                shape: self.shape().to_vec(),
+                strides: self.strides().to_vec(),
+                to: shape.to_vec(),
+            }),
+        }
+    }
+
     /// The view with its axes reversed (numpy's `.T`; for a matrix, the transpose).
     #[must_use]
     pub fn transpose(self) -> Self {
