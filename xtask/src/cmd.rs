@@ -12,6 +12,12 @@ pub(crate) fn workspace_root() -> PathBuf {
     manifest.parent().unwrap_or(manifest).to_path_buf()
 }
 
+/// Cargo's target directory: `$CARGO_TARGET_DIR`, or `target/` in the workspace.
+pub(crate) fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace_root().join("target"), PathBuf::from)
+}
+
 /// The `cargo` binary that invoked us (falls back to `cargo` on the `PATH`).
 pub(crate) fn cargo() -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());

@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use crate::DynError;
-use crate::cmd::{cargo, run as exec, workspace_root};
+use crate::cmd::{cargo, run as exec, target_dir, workspace_root};
 use machine::Machine;
 use targets::Verdict;
 
@@ -71,11 +71,6 @@ fn parse(args: &[String]) -> Result<Options, DynError> {
         }
     }
     Ok(o)
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| workspace_root().join("target"), PathBuf::from)
 }
 
 /// Entry point of `cargo xtask bench-report [--quick] [--no-instances] [--no-numpy] [--out FILE]`.

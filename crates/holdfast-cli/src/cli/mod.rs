@@ -6,6 +6,7 @@
 //! | [`demo`] | `holdfast demo` (the default): three ways, one engine, one table |
 //! | [`info`] | `holdfast info`: topology, default domain, thresholds |
 //! | [`einsum`] | `holdfast einsum FILE.json…`: benchmark instances in one held session |
+//! | [`dmrg`] | `holdfast dmrg`: two-site DMRG of a spin chain in one held session |
 //! | [`bench`] | `holdfast bench`: the measurement campaign (four ways, cold and warm, counters) |
 //! | [`instance`], [`npy`], [`npy_header`] | the instance JSON format, `.npy` operands and their header checks |
 //! | [`exec`], [`baseline`], [`workload`], [`measure`] | the measured ways, workloads and timing (shared by `demo` and `bench`) |
@@ -20,6 +21,7 @@ mod alloc_count;
 mod baseline;
 mod bench;
 mod demo;
+mod dmrg;
 mod einsum;
 mod error;
 mod exec;
@@ -56,6 +58,9 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Run einsum-benchmark instances (JSON) end to end in one held session.
     Einsum(einsum::EinsumArgs),
+    /// Find the ground state of a spin chain (tfim, heisenberg, xxz) by two-site DMRG in one
+    /// held session.
+    Dmrg(dmrg::DmrgArgs),
     /// Describe the topology, the default domain, thread budget and thresholds.
     Info(info::InfoArgs),
     /// Run the measurement campaign: every case four ways (direct, held, scoped, naive), at one
@@ -83,6 +88,7 @@ pub(crate) fn main() -> ExitCode {
     let result = match cli.command.unwrap_or_else(|| Command::Demo(demo::DemoArgs::default())) {
         Command::Demo(args) => demo::run(&args),
         Command::Einsum(args) => einsum::run(&args),
+        Command::Dmrg(args) => dmrg::run(&args),
         Command::Info(args) => info::run(&args),
         Command::Bench(args) => bench::run(&args),
     };

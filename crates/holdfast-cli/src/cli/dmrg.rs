@@ -1,0 +1,237 @@
+//! `holdfast dmrg`: the ground state of a spin chain by two-site DMRG in one held session
+//! (SPEC W6), a table per sweep, the exact energy beside it where one is known, `--json` with
+//! every number and `--compare` timing the same run with a scoped entry per operation.
+#![allow(clippy::print_stdout, reason = "the report is the program's output")]
+
+use clap::Args;
+use holdfast::CpuBackend;
+use holdfast_mps::dmrg::dmrg_observed;
+use holdfast_mps::{DmrgConfig, DmrgRun, Executor, Model, MpsError, Scoped};
+use serde_json::{Value, json};
+
+use super::backend_with_threads;
+use super::error::CliError;
+use super::progress::Progress;
+use super::table::Table;
+
+/// Options of `holdfast dmrg`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct DmrgArgs {
+    /// The model: tfim, heisenberg or xxz.
+    #[arg(long, value_name = "M")]
+    pub(crate) model: String,
+    /// Number of sites of the open chain (at least 2).
+    #[arg(long, value_name = "L")]
+    pub(crate) sites: usize,
+    /// The coupling J (default 1).
+    #[arg(long, value_name = "J", allow_negative_numbers = true)]
+    pub(crate) coupling: Option<f64>,
+    /// The transverse field h of tfim (default 1).
+    #[arg(long, value_name = "H", allow_negative_numbers = true)]
+    pub(crate) field: Option<f64>,
+    /// The anisotropy D of xxz (default 1).
+    #[arg(long, value_name = "D", allow_negative_numbers = true)]
+    pub(crate) anisotropy: Option<f64>,
+    /// Bond dimension, or a schedule of one per sweep (the last repeated), e.g. 16,32,64.
+    #[arg(long, value_name = "CHI[,CHI..]", value_delimiter = ',', required = true)]
+    pub(crate) bond_dim: Vec<usize>,
+    /// At most this many sweeps (the run stops earlier once the energy moves less than 1e-12).
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub(crate) sweeps: usize,
+    /// Relative discarded-weight cutoff of each truncation.
+    #[arg(long, default_value_t = 1e-12, value_name = "E")]
+    pub(crate) cutoff: f64,
+    /// Thread budget of the engine (default: every CPU the process may use).
+    #[arg(long, value_name = "N")]
+    pub(crate) threads: Option<usize>,
+    /// Also run with a scoped entry per operation and print both times per sweep.
+    #[arg(long)]
+    pub(crate) compare: bool,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+impl DmrgArgs {
+    fn model(&self) -> Result<Model, CliError> {
+        let usage = |e: MpsError| CliError::Usage(e.to_string());
+        let mut model: Model = self.model.parse().map_err(usage)?;
+        if let Some(j) = self.coupling {
+            model = model.with_coupling(j);
+        }
+        if let Some(h) = self.field {
+            model = model.with_field(h).map_err(usage)?;
+        }
+        if let Some(d) = self.anisotropy {
+            model = model.with_anisotropy(d).map_err(usage)?;
+        }
+        Ok(model)
+    }
+
+    fn config(&self) -> DmrgConfig {
+        DmrgConfig::new(self.bond_dim.clone()).sweeps(self.sweeps).cutoff(self.cutoff)
+    }
+}
+
+/// Runs DMRG on `exec`, with a progress bar when `visible`.
+fn run_on(
+    exec: &mut impl Executor,
+    model: &Model,
+    args: &DmrgArgs,
+    label: &str,
+    visible: bool,
+) -> Result<DmrgRun, CliError> {
+    let progress = Progress::new(args.sweeps as u64, label, visible);
+    let run = dmrg_observed(exec, model, args.sites, &args.config(), |_, stats| {
+        progress.set_message(format!("E = {:.12}", stats.energy));
+        progress.inc();
+    });
+    progress.finish();
+    run.map_err(mps_error)
+}
+
+fn mps_error(e: MpsError) -> CliError {
+    match e {
+        MpsError::Op(op) => CliError::Op(op),
+        MpsError::Entry(entry) => CliError::Entry(entry),
+        other => CliError::Usage(other.to_string()),
+    }
+}
+
+/// Runs `holdfast dmrg`.
+///
+/// # Errors
+///
+/// A one-line error for a bad flag (unknown model, fewer than 2 sites, a bond dimension of 0, a
+/// field for a model without one…), an engine that cannot be built or an operation that fails.
+pub(crate) fn run(args: &DmrgArgs) -> Result<(), CliError> {
+    let model = args.model()?;
+    // Refuse bad parameters before building an engine.
+    holdfast_mps::Mpo::from_model(&model, args.sites).map_err(mps_error)?;
+    let backend = backend_with_threads(args.threads)?;
+    let visible = !args.json;
+    let mut session = backend.open_session()?;
+    let held = run_on(&mut session, &model, args, "dmrg", visible)?;
+    let exact = model.exact_energy(&mut session, args.sites).map_err(mps_error)?;
+    session.close()?;
+    let scoped = if args.compare {
+        Some(run_on(&mut Scoped(&backend), &model, args, "dmrg (scoped)", visible)?)
+    } else {
+        None
+    };
+    if args.json {
+        println!("{}", report_json(&model, args, &backend, &held, exact, scoped.as_ref()));
+    } else {
+        print_report(&model, args, &backend, &held, exact, scoped.as_ref());
+    }
+    Ok(())
+}
+
+fn describe(model: &Model) -> String {
+    match *model {
+        Model::Tfim { j, h } => format!("tfim (J = {j}, h = {h})"),
+        Model::Heisenberg { j } => format!("heisenberg (J = {j})"),
+        Model::Xxz { j, delta } => format!("xxz (J = {j}, D = {delta})"),
+    }
+}
+
+fn print_report(
+    model: &Model,
+    args: &DmrgArgs,
+    backend: &CpuBackend,
+    held: &DmrgRun,
+    exact: Option<f64>,
+    scoped: Option<&DmrgRun>,
+) {
+    println!(
+        "two-site DMRG of {} on {} sites, bond dimensions {:?}, cutoff {:e}, {} thread(s), one held session",
+        describe(model),
+        args.sites,
+        args.bond_dim,
+        args.cutoff,
+        backend.threads()
+    );
+    let mut table = Table::new(&["sweep", "energy", "max bond", "discarded", "seconds"]);
+    for (i, s) in held.sweeps.iter().enumerate() {
+        table.row(vec![
+            (i + 1).to_string(),
+            format!("{:.12}", s.energy),
+            s.max_bond.to_string(),
+            format!("{:.2e}", s.discarded_weight),
+            format!("{:.3}", s.seconds),
+        ]);
+    }
+    print!("{}", table.render());
+    println!("energy  {:.12}", held.energy);
+    if let Some(e) = exact {
+        println!(
+            "exact   {e:.12}  (free fermions; relative error {:.1e})",
+            relative(held.energy, e)
+        );
+    }
+    if let Some(scoped) = scoped {
+        println!();
+        println!("time per sweep, one held session vs a scoped entry per operation");
+        let mut table = Table::new(&["sweep", "held s", "scoped s", "scoped / held"]);
+        for (i, (h, s)) in held.sweeps.iter().zip(&scoped.sweeps).enumerate() {
+            table.row(vec![
+                (i + 1).to_string(),
+                format!("{:.3}", h.seconds),
+                format!("{:.3}", s.seconds),
+                format!("{:.2}", s.seconds / h.seconds),
+            ]);
+        }
+        print!("{}", table.render());
+        let total = |r: &DmrgRun| r.sweeps.iter().map(|s| s.seconds).sum::<f64>();
+        println!(
+            "total   held {:.3} s, scoped {:.3} s ({:.2}x); energies agree to {:.1e}",
+            total(held),
+            total(scoped),
+            total(scoped) / total(held),
+            (held.energy - scoped.energy).abs()
+        );
+    }
+}
+
+fn relative(value: f64, exact: f64) -> f64 {
+    ((value - exact) / exact).abs()
+}
+
+fn sweeps_json(run: &DmrgRun) -> Value {
+    run.sweeps
+        .iter()
+        .map(|s| {
+            json!({
+                "energy": s.energy,
+                "max_bond": s.max_bond,
+                "discarded_weight": s.discarded_weight,
+                "seconds": s.seconds,
+            })
+        })
+        .collect()
+}
+
+fn report_json(
+    model: &Model,
+    args: &DmrgArgs,
+    backend: &CpuBackend,
+    held: &DmrgRun,
+    exact: Option<f64>,
+    scoped: Option<&DmrgRun>,
+) -> Value {
+    let mut doc = json!({
+        "model": model.name(),
+        "parameters": format!("{model:?}"),
+        "sites": args.sites,
+        "bond_dims": args.bond_dim,
+        "cutoff": args.cutoff,
+        "threads": backend.threads(),
+        "energy": held.energy,
+        "exact": exact,
+        "sweeps": sweeps_json(held),
+    });
+    if let Some(scoped) = scoped {
+        doc["compare"] = json!({ "held": sweeps_json(held), "scoped": sweeps_json(scoped) });
+    }
+    doc
+}

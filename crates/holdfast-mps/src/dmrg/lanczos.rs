@@ -1,0 +1,121 @@
+//! The local eigensolver of two-site DMRG: Lanczos with full reorthogonalisation on the
+//! effective Hamiltonian of one bond, applied through session contractions.
+//!
+//! The effective Hamiltonian of the bond `(i, i+1)` acts on a two-site tensor
+//! `θ[a, s₁, s₂, b]` as `L[i] · W[i] · W[i+1] · R[i+2]`, one `einsum_with_path` of four pairwise
+//! steps (`L·θ`, then `W[i]`, then `W[i+1]`, then `R`). The Krylov space grows until the
+//! residual of the lowest Ritz pair, `β_m |y_m|`, is below the tolerance, the space is
+//! exhausted, or the iteration limit is reached; the tridiagonal matrix's eigenpairs come from
+//! the session's `eigh`.
+
+use holdfast::Tensor;
+
+use crate::{Executor, MpsError};
+
+/// The environments and MPO tensors of one bond.
+pub(crate) struct Bond<'a> {
+    pub(crate) left: &'a Tensor<f64>,
+    pub(crate) w1: &'a Tensor<f64>,
+    pub(crate) w2: &'a Tensor<f64>,
+    pub(crate) right: &'a Tensor<f64>,
+}
+
+impl Bond<'_> {
+    /// `H_eff · x` for a two-site tensor `x[a, s₁, s₂, b]`.
+    fn apply(&self, exec: &mut impl Executor, x: &Tensor<f64>) -> Result<Tensor<f64>, MpsError> {
+        let spec = "pqa,aijb,qkiu,uljv,cvb->pklc";
+        let path = [(0, 1), (0, 3), (0, 2), (0, 1)];
+        let operands =
+            [self.left.read(), x.read(), self.w1.read(), self.w2.read(), self.right.read()];
+        Ok(exec.op(|v| v.einsum_with_path(spec, &operands, &path))??)
+    }
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// `y -= c · x`.
+fn sub_scaled(y: &mut [f64], c: f64, x: &[f64]) {
+    y.iter_mut().zip(x).for_each(|(y, x)| *y -= c * x);
+}
+
+/// The lowest eigenvalue of `bond`'s effective Hamiltonian and its normalised eigenvector,
+/// starting from `start` (not zero), with at most `max_iter` Krylov vectors.
+pub(crate) fn lowest(
+    exec: &mut impl Executor,
+    bond: &Bond<'_>,
+    start: Tensor<f64>,
+    max_iter: usize,
+    tolerance: f64,
+) -> Result<(f64, Tensor<f64>), MpsError> {
+    let dim = start.numel();
+    let mut basis: Vec<Tensor<f64>> = Vec::with_capacity(max_iter.min(dim));
+    let mut alphas: Vec<f64> = Vec::new();
+    let mut betas: Vec<f64> = Vec::new();
+    let mut v = start;
+    let n0 = dot(v.as_slice(), v.as_slice()).sqrt();
+    if n0 == 0.0 || !n0.is_finite() {
+        return Err(MpsError::InvalidParameter("the start vector of Lanczos is zero".to_owned()));
+    }
+    v.as_mut_slice().iter_mut().for_each(|x| *x /= n0);
+    let (energy, ritz) = loop {
+        let mut w = bond.apply(exec, &v)?;
+        let alpha = dot(v.as_slice(), w.as_slice());
+        sub_scaled(w.as_mut_slice(), alpha, v.as_slice());
+        if let (Some(prev), Some(&beta)) = (basis.last(), betas.last()) {
+            sub_scaled(w.as_mut_slice(), beta, prev.as_slice());
+        }
+        basis.push(v);
+        alphas.push(alpha);
+        // Full reorthogonalisation, so that the Ritz vector is accurate to the tolerance.
+        for q in &basis {
+            let c = dot(q.as_slice(), w.as_slice());
+            sub_scaled(w.as_mut_slice(), c, q.as_slice());
+        }
+        let beta = dot(w.as_slice(), w.as_slice()).sqrt();
+        let (e, y) = tridiagonal_lowest(exec, &alphas, &betas)?;
+        let residual = beta * y.last().map_or(0.0, |c| c.abs());
+        if residual <= tolerance || beta <= 1e-14 || basis.len() >= max_iter.min(dim) {
+            exec.op(|view| view.recycle(w))?;
+            break (e, y);
+        }
+        betas.push(beta);
+        w.as_mut_slice().iter_mut().for_each(|x| *x /= beta);
+        v = w;
+    };
+    // The Ritz vector Σ y_k v_k, in the first basis vector's buffer.
+    let mut basis = basis.into_iter();
+    let mut out =
+        basis.next().ok_or_else(|| MpsError::InvalidParameter("empty Krylov space".to_owned()))?;
+    out.as_mut_slice().iter_mut().for_each(|x| *x *= ritz[0]);
+    for (q, &c) in basis.zip(&ritz[1..]) {
+        out.as_mut_slice().iter_mut().zip(q.as_slice()).for_each(|(o, x)| *o += c * x);
+        exec.op(|view| view.recycle(q))?;
+    }
+    let norm = dot(out.as_slice(), out.as_slice()).sqrt();
+    out.as_mut_slice().iter_mut().for_each(|x| *x /= norm);
+    Ok((energy, out))
+}
+
+/// The lowest eigenpair of the symmetric tridiagonal matrix with diagonal `alphas` and
+/// off-diagonal `betas` (one shorter), through the session's `eigh`.
+fn tridiagonal_lowest(
+    exec: &mut impl Executor,
+    alphas: &[f64],
+    betas: &[f64],
+) -> Result<(f64, Vec<f64>), MpsError> {
+    let m = alphas.len();
+    let mut t = vec![0.0; m * m];
+    for (i, &a) in alphas.iter().enumerate() {
+        t[i * m + i] = a;
+    }
+    for (i, &b) in betas.iter().enumerate().take(m.saturating_sub(1)) {
+        t[(i + 1) * m + i] = b;
+        t[i * m + i + 1] = b;
+    }
+    let t = Tensor::from_vec([m, m], t)?;
+    let (w, v) = exec.op(|view| view.eigh(t.read()))??;
+    let y = (0..m).map(|k| v.as_slice()[k * m]).collect();
+    Ok((w.as_slice()[0], y))
+}

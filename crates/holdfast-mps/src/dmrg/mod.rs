@@ -1,0 +1,285 @@
+//! Two-site DMRG (SPEC W3): left-right sweeps over the bonds of an open chain, a Lanczos
+//! eigensolver on each bond's effective Hamiltonian, SVD truncation to the sweep's bond
+//! dimension and cutoff, and cached environments.
+//!
+//! # The sweep
+//!
+//! The state starts random (fixed seed, bond dimension of the first sweep) and is brought to
+//! right-canonical form, with every right environment `R[i]` built once. A sweep then visits the
+//! bonds `(0,1) … (L-2,L-1)` moving right and back moving left. At each bond the two-site tensor
+//! `θ = A[i]·A[i+1]` is improved by Lanczos, split by a truncated SVD `θ ≈ u·s·vh`, and the
+//! orthogonality centre moves on: moving right `A[i] = u`, `A[i+1] = s·vh` and `L[i+1]` grows;
+//! moving left `A[i+1] = vh`, `A[i] = u·s` and `R[i+1]` grows. Environments are the only state
+//! kept between bonds; each is recomputed exactly once per pass.
+//!
+//! The sweep's energy is the eigenvalue of its last bond; the run stops after the configured
+//! number of sweeps or once the energy moves less than the tolerance between two sweeps.
+
+mod lanczos;
+
+use std::time::Instant;
+
+use holdfast::{Tensor, Truncation};
+
+use crate::env::{grow_left, grow_right, trivial};
+use crate::{Executor, Model, Mpo, Mps, MpsError};
+use lanczos::{Bond, lowest};
+
+/// Settings of a [`dmrg`] run.
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_mps::DmrgConfig;
+///
+/// // ITensor's maxdim schedule: 16, then 32, then 64 for every later sweep.
+/// let config = DmrgConfig::new(vec![16, 32, 64]).sweeps(6).cutoff(1e-12);
+/// assert_eq!(config.bond_dim(0), 16);
+/// assert_eq!(config.bond_dim(5), 64);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct DmrgConfig {
+    bond_dims: Vec<usize>,
+    sweeps: usize,
+    cutoff: f64,
+    tolerance: f64,
+    krylov: usize,
+    residual: f64,
+    seed: u64,
+}
+
+impl DmrgConfig {
+    /// A schedule of bond dimensions, one per sweep, the last repeated; 10 sweeps at most, a
+    /// cutoff of 1e-12, stopping once the energy moves less than 1e-12.
+    #[must_use]
+    pub fn new(bond_dims: Vec<usize>) -> Self {
+        DmrgConfig {
+            bond_dims,
+            sweeps: 10,
+            cutoff: 1e-12,
+            tolerance: 1e-12,
+            krylov: 40,
+            residual: 1e-8,
+            seed: 7,
+        }
+    }
+
+    /// At most `sweeps` sweeps.
+    #[must_use]
+    pub fn sweeps(self, sweeps: usize) -> Self {
+        DmrgConfig { sweeps, ..self }
+    }
+
+    /// The SVD's relative discarded-weight cutoff.
+    #[must_use]
+    pub fn cutoff(self, cutoff: f64) -> Self {
+        DmrgConfig { cutoff, ..self }
+    }
+
+    /// Stop once the energy moves less than `tolerance` (absolute) between two sweeps; 0 runs
+    /// every sweep.
+    #[must_use]
+    pub fn tolerance(self, tolerance: f64) -> Self {
+        DmrgConfig { tolerance, ..self }
+    }
+
+    /// The local eigensolver stops once the residual norm of its Ritz pair is at most this
+    /// (default 1e-8: the energy's error is of the order of its square) or after `krylov`
+    /// Krylov vectors (default 40).
+    #[must_use]
+    pub fn solver(self, residual: f64, krylov: usize) -> Self {
+        DmrgConfig { residual, krylov, ..self }
+    }
+
+    /// The seed of the random initial state.
+    #[must_use]
+    pub fn seed(self, seed: u64) -> Self {
+        DmrgConfig { seed, ..self }
+    }
+
+    /// The bond dimension of sweep `sweep` (counted from 0).
+    #[must_use]
+    pub fn bond_dim(&self, sweep: usize) -> usize {
+        self.bond_dims.get(sweep).or(self.bond_dims.last()).copied().unwrap_or(0)
+    }
+
+    fn validate(&self) -> Result<(), MpsError> {
+        let bad = |what: String| Err(MpsError::InvalidParameter(what));
+        if self.bond_dims.is_empty() || self.bond_dims.contains(&0) {
+            return bad(format!("bond dimensions must be at least 1, got {:?}", self.bond_dims));
+        }
+        if self.sweeps == 0 {
+            return bad("at least one sweep".to_owned());
+        }
+        if !(0.0..=1.0).contains(&self.cutoff) {
+            return bad(format!("the cutoff {} is not in [0, 1]", self.cutoff));
+        }
+        if self.krylov < 2 || self.residual.is_nan() || self.residual <= 0.0 {
+            return bad(format!(
+                "the eigensolver needs at least 2 Krylov vectors and a positive residual, got {} and {}",
+                self.krylov, self.residual
+            ));
+        }
+        if self.tolerance.is_nan() || self.tolerance < 0.0 {
+            return bad(format!("the tolerance {} is negative", self.tolerance));
+        }
+        Ok(())
+    }
+}
+
+/// What one sweep measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SweepStats {
+    /// The energy at the end of the sweep.
+    pub energy: f64,
+    /// The largest bond dimension after the sweep.
+    pub max_bond: usize,
+    /// The largest relative discarded weight of the sweep's truncations.
+    pub discarded_weight: f64,
+    /// Wall-clock seconds of the sweep.
+    pub seconds: f64,
+}
+
+/// The result of a [`dmrg`] run.
+#[derive(Debug, Clone)]
+pub struct DmrgRun {
+    /// The final energy.
+    pub energy: f64,
+    /// One entry per sweep run.
+    pub sweeps: Vec<SweepStats>,
+    /// The final state, with its orthogonality centre on site 0.
+    pub mps: Mps,
+}
+
+/// The ground state of `model` on an open chain of `sites` sites by two-site DMRG, every
+/// operation run on `exec` (SPEC W3, W5).
+///
+/// # Errors
+///
+/// [`MpsError::TooFewSites`] for fewer than two sites, [`MpsError::InvalidParameter`] for a bad
+/// configuration or model parameter (before any operation runs); an operation's error.
+///
+/// # Examples
+///
+/// See the [crate] documentation.
+pub fn dmrg(
+    exec: &mut impl Executor,
+    model: &Model,
+    sites: usize,
+    config: &DmrgConfig,
+) -> Result<DmrgRun, MpsError> {
+    dmrg_observed(exec, model, sites, config, |_, _| ())
+}
+
+/// [`dmrg`], calling `observe(sweep, stats)` after every sweep (for progress reports).
+///
+/// # Errors
+///
+/// As [`dmrg`].
+///
+/// # Examples
+///
+/// ```
+/// use holdfast::CpuBackend;
+/// use holdfast_mps::{DmrgConfig, Model, dmrg::dmrg_observed};
+///
+/// let backend = CpuBackend::builder().threads(1).build()?;
+/// let mut session = backend.open_session()?;
+/// let mut seen = 0;
+/// let config = DmrgConfig::new(vec![8]).sweeps(2).tolerance(0.0);
+/// dmrg_observed(&mut session, &Model::Heisenberg { j: 1.0 }, 6, &config, |_, _| seen += 1)?;
+/// assert_eq!(seen, 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn dmrg_observed(
+    exec: &mut impl Executor,
+    model: &Model,
+    sites: usize,
+    config: &DmrgConfig,
+    mut observe: impl FnMut(usize, &SweepStats),
+) -> Result<DmrgRun, MpsError> {
+    config.validate()?;
+    let mpo = Mpo::from_model(model, sites)?;
+    let mut mps = Mps::random(sites, config.bond_dim(0), config.seed)?;
+    right_canonicalise(exec, &mut mps)?;
+    let mut lefts: Vec<Tensor<f64>> = Vec::with_capacity(sites + 1);
+    lefts.push(trivial()?);
+    let mut rights: Vec<Tensor<f64>> = vec![trivial()?; sites + 1];
+    for i in (2..sites).rev() {
+        rights[i] = grow_right(exec, &rights[i + 1], &mps.tensors[i], mpo.tensor(i))?;
+    }
+    let mut sweeps = Vec::new();
+    let mut energy = f64::NAN;
+    for sweep in 0..config.sweeps {
+        let started = Instant::now();
+        let trunc = Truncation::none().max_rank(config.bond_dim(sweep)).cutoff(config.cutoff);
+        let mut discarded: f64 = 0.0;
+        let mut e = f64::NAN;
+        for (i, right_moving) in
+            (0..sites - 1).map(|i| (i, true)).chain((0..sites - 1).rev().map(|i| (i, false)))
+        {
+            let theta = exec.op(|v| {
+                v.einsum_with_path(
+                    "asb,btc->astc",
+                    &[mps.tensors[i].read(), mps.tensors[i + 1].read()],
+                    &[(0, 1)],
+                )
+            })??;
+            let bond = Bond {
+                left: &lefts[i],
+                w1: mpo.tensor(i),
+                w2: mpo.tensor(i + 1),
+                right: &rights[i + 2],
+            };
+            let (value, theta) = lowest(exec, &bond, theta, config.krylov, config.residual)?;
+            e = value;
+            let svd = exec.op(|v| v.svd(theta.read(), &[0, 1], trunc))??;
+            discarded = discarded.max(svd.discarded_weight);
+            let rank = svd.s.numel();
+            if right_moving {
+                let s = svd.s.read().reshape(&[rank, 1, 1])?;
+                mps.tensors[i + 1] = exec.op(|v| v.mul(s, svd.vh.read()))??;
+                mps.tensors[i] = svd.u;
+                lefts.truncate(i + 1);
+                let grown = grow_left(exec, &lefts[i], &mps.tensors[i], mpo.tensor(i))?;
+                lefts.push(grown);
+            } else {
+                mps.tensors[i] = exec.op(|v| v.mul(svd.u.read(), svd.s.read()))??;
+                mps.tensors[i + 1] = svd.vh;
+                rights[i + 1] =
+                    grow_right(exec, &rights[i + 2], &mps.tensors[i + 1], mpo.tensor(i + 1))?;
+            }
+            exec.op(|v| v.recycle(theta))?;
+        }
+        let stats = SweepStats {
+            energy: e,
+            max_bond: mps.max_bond(),
+            discarded_weight: discarded,
+            seconds: started.elapsed().as_secs_f64(),
+        };
+        observe(sweep, &stats);
+        sweeps.push(stats);
+        let settled = (e - energy).abs() < config.tolerance;
+        energy = e;
+        if settled {
+            break;
+        }
+    }
+    Ok(DmrgRun { energy, sweeps, mps })
+}
+
+/// Brings `mps` to right-canonical form (every site but the first right-orthonormal) and
+/// normalises it.
+fn right_canonicalise(exec: &mut impl Executor, mps: &mut Mps) -> Result<(), MpsError> {
+    for i in (1..mps.sites()).rev() {
+        let svd = exec.op(|v| v.svd(mps.tensors[i].read(), &[0], Truncation::none()))??;
+        let us = exec.op(|v| v.mul(svd.u.read(), svd.s.read()))??;
+        mps.tensors[i - 1] = exec.op(|v| {
+            v.einsum_with_path("asb,bk->ask", &[mps.tensors[i - 1].read(), us.read()], &[(0, 1)])
+        })??;
+        mps.tensors[i] = svd.vh;
+    }
+    let norm = exec.op(|v| v.norm(mps.tensors[0].read()))??;
+    mps.tensors[0] = exec.op(|v| v.scale(mps.tensors[0].read(), 1.0 / norm))??;
+    Ok(())
+}
