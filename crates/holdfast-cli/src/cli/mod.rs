@@ -7,7 +7,7 @@
 //! | [`info`] | `holdfast info`: topology, default domain, thresholds |
 //! | [`einsum`] | `holdfast einsum FILE.json…`: benchmark instances in one held session |
 //! | [`dmrg`] | `holdfast dmrg`: two-site DMRG of a spin chain in one held session |
-//! | [`bench`] | `holdfast bench`: the measurement campaign (four ways, cold and warm, counters) |
+//! | [`mod@bench`] | `holdfast bench`: the measurement campaign (four ways, cold and warm, counters) |
 //! | [`instance`], [`npy`], [`npy_header`] | the instance JSON format, `.npy` operands and their header checks |
 //! | [`exec`], [`baseline`], [`workload`], [`measure`] | the measured ways, workloads and timing (shared by `demo` and `bench`) |
 //! | [`table`], [`progress`], [`rng`], [`error`] | output, progress bars, operand generation, errors |

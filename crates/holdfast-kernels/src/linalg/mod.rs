@@ -13,7 +13,7 @@
 //! # Memory
 //!
 //! Outputs and the dense copy of an operand that is not already a row-major matrix come from the
-//! caller's [`KernelAlloc`] (the engine's buffer pool in a session). faer's own workspace comes
+//! caller's [`KernelAlloc`](crate::KernelAlloc) (the engine's buffer pool in a session). faer's own workspace comes
 //! from a [`LinalgScratch`], which the engine keeps with its other resources and which grows to
 //! the largest request and is then reused: a warm factorization allocates nothing on the calling
 //! thread. faer runs sequentially below the GEMM family's fan-out threshold.
