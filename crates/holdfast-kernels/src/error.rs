@@ -168,7 +168,7 @@ pub enum KernelError {
         /// What differs.
         reason: &'static str,
     },
-    /// The element type has no kernel (only `f32` and `f64` have one).
+    /// The element type has no kernel for this operation.
     #[error("no kernel for element type {dtype}")]
     UnsupportedDType {
         /// The element type.

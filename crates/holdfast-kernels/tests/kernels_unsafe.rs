@@ -35,9 +35,9 @@ fn naive<T: Element>(a: &TensorRead<'_, T>, b: &TensorRead<'_, T>) -> Vec<f64> {
     let mut c = vec![0.0; m * n];
     for i in 0..m {
         for p in 0..k {
-            let x = av[i * k + p].to_f64();
+            let x = av[i * k + p].re_f64();
             for j in 0..n {
-                c[i * n + j] += x * bv[p * n + j].to_f64();
+                c[i * n + j] += x * bv[p * n + j].re_f64();
             }
         }
     }
@@ -47,7 +47,7 @@ fn naive<T: Element>(a: &TensorRead<'_, T>, b: &TensorRead<'_, T>) -> Vec<f64> {
 fn assert_close<T: Element>(got: &Tensor<T>, want: &[f64], tol: f64) {
     assert_eq!(got.numel(), want.len());
     for (i, (g, w)) in got.read().to_vec().iter().zip(want).enumerate() {
-        let g = g.to_f64();
+        let g = g.re_f64();
         assert!((g - w).abs() <= tol * (1.0 + w.abs()), "element {i}: {g} vs {w}");
     }
 }

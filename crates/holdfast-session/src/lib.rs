@@ -56,4 +56,4 @@ pub use holdfast_affinity::CpuSet;
 pub use holdfast_kernels::linalg::{LinalgElement, Svd, Truncation};
 pub use holdfast_provider::ParallelMode;
 pub use holdfast_resources::{BufferPoolStats, ManagementError, PlanCacheStats, ResourceLimits};
-pub use holdfast_tensor::{Element, Tensor, TensorRead};
+pub use holdfast_tensor::{Element, Tensor, TensorRead, c32, c64};

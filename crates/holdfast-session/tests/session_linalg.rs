@@ -153,3 +153,44 @@ fn reshape_copies_once_and_the_read_view_copies_never() {
     assert_eq!(after.copies - before.copies, 1, "one counted copy");
     assert_eq!(flat.as_slice(), t.read().transpose().to_vec().as_slice());
 }
+
+#[test]
+fn warm_held_complex_operations_allocate_nothing() {
+    use holdfast_session::c64;
+    let n = 32;
+    let a = Tensor::<c64>::from_vec(
+        [n, n],
+        random(&[n, n], 7)
+            .as_slice()
+            .iter()
+            .zip(random(&[n, n], 8).as_slice())
+            .map(|(&re, &im)| c64::new(re, im))
+            .collect(),
+    )
+    .unwrap();
+    let backend = backend();
+    let mut session = backend.open_session().unwrap();
+    let round = |session: &mut holdfast_session::CpuHeldSession<'_>| {
+        session.with_session(|v| {
+            let f = v.svd(a.read(), &[0], Truncation::none().max_rank(8)).unwrap();
+            let (q, r) = v.qr(a.read(), &[0]).unwrap();
+            let (w, vecs) = v.eigh(a.read()).unwrap();
+            let c = v.conj(a.read()).unwrap();
+            let p = v.matmul(a.read(), c.read()).unwrap();
+            let e = v.einsum("ij,jk->ik", &[p.read(), a.read()]).unwrap();
+            let first = e.as_slice()[0];
+            for t in [f.u, f.vh, q, r, vecs, c, p, e] {
+                v.recycle(t);
+            }
+            v.recycle(f.s);
+            v.recycle(w);
+            first
+        })
+    };
+    let cold = round(&mut session);
+    round(&mut session);
+    let (warm, n) = allocations(|| round(&mut session));
+    assert_eq!(warm, cold);
+    assert_eq!(n, 0, "a warm held complex round allocated {n} times");
+    session.close().unwrap();
+}

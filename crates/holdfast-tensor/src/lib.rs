@@ -11,7 +11,7 @@
 //! - [`copy_stats`] counts element copies made by this crate (and by higher layers that report
 //!   theirs through [`record_copy`]): tests use it to prove that a path did not copy.
 //!
-//! `T` ranges over [`Element`]: `f32` and `f64`.
+//! `T` ranges over [`Element`]: `f32`, `f64`, [`c32`] and [`c64`].
 //!
 //! # Examples
 //!
@@ -34,7 +34,7 @@ mod read;
 mod storage;
 mod tensor;
 
-pub use element::{DType, Element};
+pub use element::{DType, Element, c32, c64};
 pub use error::TensorError;
 pub use layout::{Dims, Layout, SizedLayout};
 pub use read::{TensorRead, TensorReadIter};

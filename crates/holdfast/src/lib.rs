@@ -32,7 +32,8 @@ pub use holdfast_session::{
     Svd, Truncation, current_cpu_execution,
 };
 pub use holdfast_tensor::{
-    AllocationDomain, DType, Element, ProviderId, Readiness, Tensor, TensorError, TensorRead,
+    AllocationDomain, DType, Element, ProviderId, Readiness, Tensor, TensorError, TensorRead, c32,
+    c64,
 };
 
 /// The layers, for callers who need more than the facade.

@@ -1,5 +1,5 @@
 //! Elementwise kernels (SPEC K1): [`add`], [`sub`], [`mul`], [`div`] on equal shapes or under
-//! numpy broadcasting, and [`scale`] by a scalar.
+//! numpy broadcasting, [`scale`] by a scalar and the complex conjugate [`conj`].
 //!
 //! Inputs may be any strided view (transposed, sliced, broadcast); they are read in place, never
 //! copied first. The output is a new dense row-major tensor whose buffer comes from the caller's
@@ -8,9 +8,9 @@
 //! [`ELEMENTWISE_PAR_MIN_ELEMENTS`](crate::ELEMENTWISE_PAR_MIN_ELEMENTS) elements.
 
 mod binary;
-mod scale;
 #[cfg(test)]
 mod tests;
+mod unary;
 
 pub use binary::{add, broadcast_shapes, div, mul, sub};
-pub use scale::scale;
+pub use unary::{conj, scale};

@@ -51,35 +51,19 @@ use holdfast_tensor::Element;
 /// ```
 /// use holdfast_kernels::linalg::LinalgElement;
 ///
-/// fn squared_modulus<T: LinalgElement>(x: T) -> f64 {
-///     x.abs2()
+/// fn largest_singular_value<T: LinalgElement>(x: T) -> f64 {
+///     holdfast_tensor::Element::modulus(x)
 /// }
-/// assert_eq!(squared_modulus(-3.0f32), 9.0);
+/// assert_eq!(largest_singular_value(-3.0f32), 3.0);
 /// ```
 pub trait LinalgElement: Element + faer::traits::ComplexField {
-    /// faer's real part type as holdfast's real type (the same type for real elements).
+    /// faer's real part type as holdfast's real type (the same type, by another path).
     fn from_faer_real(r: <Self as faer::traits::ComplexField>::Real) -> <Self as Element>::Real;
-
-    /// The complex conjugate (the value itself for real elements).
-    #[must_use]
-    fn conj(self) -> Self;
-
-    /// The squared modulus, in `f64`.
-    fn abs2(self) -> f64;
 }
 
 impl LinalgElement for f32 {
     fn from_faer_real(r: f32) -> f32 {
         r
-    }
-
-    fn conj(self) -> Self {
-        self
-    }
-
-    fn abs2(self) -> f64 {
-        let x = f64::from(self);
-        x * x
     }
 }
 
@@ -87,12 +71,16 @@ impl LinalgElement for f64 {
     fn from_faer_real(r: f64) -> f64 {
         r
     }
+}
 
-    fn conj(self) -> Self {
-        self
+impl LinalgElement for holdfast_tensor::c32 {
+    fn from_faer_real(r: f32) -> f32 {
+        r
     }
+}
 
-    fn abs2(self) -> f64 {
-        self * self
+impl LinalgElement for holdfast_tensor::c64 {
+    fn from_faer_real(r: f64) -> f64 {
+        r
     }
 }

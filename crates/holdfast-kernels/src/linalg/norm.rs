@@ -19,8 +19,8 @@ use super::LinalgElement;
 #[must_use]
 pub fn norm<T: LinalgElement>(a: &TensorRead<'_, T>) -> <T as Element>::Real {
     let sum: f64 = match a.contiguous_slice() {
-        Some(slice) => slice.iter().map(|x| x.abs2()).sum(),
-        None => a.iter().map(LinalgElement::abs2).sum(),
+        Some(slice) => slice.iter().map(|&x| Element::abs2(x)).sum(),
+        None => a.iter().map(Element::abs2).sum(),
     };
     <<T as Element>::Real as Element>::from_f64(sum.sqrt())
 }

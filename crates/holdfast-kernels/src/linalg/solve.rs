@@ -8,7 +8,7 @@ use faer::dyn_stack::StackReq;
 use faer::linalg::lu::partial_pivoting::{factor as faer_lu, solve as faer_solve};
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Conj, MatMut};
-use holdfast_tensor::{Dims, Tensor, TensorRead};
+use holdfast_tensor::{Dims, Element, Tensor, TensorRead};
 use smallvec::SmallVec;
 
 use super::matrix::Matrix;
@@ -84,7 +84,7 @@ pub fn solve<T: LinalgElement, A: KernelAlloc + ?Sized>(
         params,
     );
     let singular = (0..n).any(|i| {
-        let pivot = factors[(i, i)].abs2();
+        let pivot = Element::abs2(factors[(i, i)]);
         pivot == 0.0 || pivot.is_nan()
     });
     if singular {

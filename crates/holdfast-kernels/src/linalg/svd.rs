@@ -106,9 +106,9 @@ pub fn svd<T: LinalgElement, A: KernelAlloc + ?Sized>(
         return Err(KernelError::NoConvergence { routine: "svd" });
     }
     if !T::IS_REAL {
-        vh.iter_mut().for_each(|x| *x = x.conj());
+        vh.iter_mut().for_each(|x| *x = Element::conj(*x));
     }
-    let (rank, discarded_weight) = trunc.rank_with(k, |i| s[i].abs2());
+    let (rank, discarded_weight) = trunc.rank_with(k, |i| Element::abs2(s[i]));
     if rank < k {
         // Row i of the m×rank result starts at i·rank ≤ i·k, so copying rows in order never
         // overwrites a row not yet moved.

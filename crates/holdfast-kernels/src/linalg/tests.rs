@@ -326,3 +326,99 @@ fn warm_factorizations_reuse_the_workspace() {
     scratch.release();
     assert_eq!(scratch.capacity_bytes(), 0);
 }
+
+/// A random complex matrix (`rows × cols`, row-major).
+fn complex_matrix<T: holdfast_tensor::Element>(rows: usize, cols: usize, seed: u64) -> Tensor<T> {
+    let mut rng = Rng(seed);
+    let data = (0..rows * cols).map(|_| T::from_parts(rng.next(), rng.next())).collect();
+    Tensor::from_vec([rows, cols], data).unwrap()
+}
+
+/// `a (m×k) · b (k×n)` for any element type, row-major.
+fn mul_any<T: holdfast_tensor::Element>(a: &[T], b: &[T], m: usize, k: usize, n: usize) -> Vec<T> {
+    let mut c = vec![T::ZERO; m * n];
+    for i in 0..m {
+        for p in 0..k {
+            for j in 0..n {
+                c[i * n + j] += a[i * k + p] * b[p * n + j];
+            }
+        }
+    }
+    c
+}
+
+/// `max |xᴴx - I|` for the columns of the row-major `rows × cols` matrix `x`.
+fn unitarity_error<T: holdfast_tensor::Element>(x: &[T], rows: usize, cols: usize) -> f64 {
+    let mut worst: f64 = 0.0;
+    for a in 0..cols {
+        for b in 0..cols {
+            let dot: T = (0..rows).map(|i| x[i * cols + a].conj() * x[i * cols + b]).sum();
+            let id = if a == b { T::ONE } else { T::ZERO };
+            worst = worst.max((dot - id).modulus());
+        }
+    }
+    worst
+}
+
+fn max_diff_any<T: holdfast_tensor::Element>(a: &[T], b: &[T]) -> f64 {
+    a.iter().zip(b).map(|(&x, &y)| (x - y).modulus()).fold(0.0, f64::max)
+}
+
+fn complex_factorizations<T: super::LinalgElement>(tol: f64) {
+    let mut scratch = LinalgScratch::new();
+    for (m, n) in [(5, 3), (3, 5), (6, 6)] {
+        let a = complex_matrix::<T>(m, n, 21 + m as u64);
+        let k = m.min(n);
+        // SVD: a = u · diag(s) · vh, u and vhᴴ with orthonormal columns.
+        let f = svd(a.read(), &[0], Truncation::none(), &mut scratch, &mut HeapAlloc, Par::Seq)
+            .unwrap();
+        let s = f.s.as_slice();
+        assert!(s.windows(2).all(|w| w[0] >= w[1]));
+        let us: Vec<T> =
+            f.u.as_slice().iter().enumerate().map(|(p, &x)| x.scale_real(s[p % k])).collect();
+        assert!(
+            max_diff_any(&mul_any(&us, f.vh.as_slice(), m, k, n), a.as_slice()) < tol,
+            "svd {m}x{n}"
+        );
+        assert!(unitarity_error(f.u.as_slice(), m, k) < tol);
+        let v: Vec<T> = (0..n * k).map(|p| f.vh.as_slice()[(p % k) * n + p / k].conj()).collect();
+        assert!(unitarity_error(&v, n, k) < tol, "vh has orthonormal rows");
+        // QR: a = q · r.
+        let (q, r) = qr(a.read(), &[0], &mut scratch, &mut HeapAlloc, Par::Seq).unwrap();
+        assert!(
+            max_diff_any(&mul_any(q.as_slice(), r.as_slice(), m, k, n), a.as_slice()) < tol,
+            "qr"
+        );
+        assert!(unitarity_error(q.as_slice(), m, k) < tol);
+    }
+    // eigh of a Hermitian matrix h = a + aᴴ: h · v = v · diag(w), real ascending w.
+    let n = 6;
+    let a = complex_matrix::<T>(n, n, 31);
+    let data: Vec<T> =
+        (0..n * n).map(|p| a.as_slice()[p] + a.as_slice()[(p % n) * n + p / n].conj()).collect();
+    let h = Tensor::from_vec([n, n], data).unwrap();
+    let (w, v) = eigh(h.read(), &mut scratch, &mut HeapAlloc, Par::Seq).unwrap();
+    let ws = w.as_slice();
+    assert!(ws.windows(2).all(|p| p[0] <= p[1]));
+    let hv = mul_any(h.as_slice(), v.as_slice(), n, n, n);
+    let vw: Vec<T> =
+        v.as_slice().iter().enumerate().map(|(p, &x)| x.scale_real(ws[p % n])).collect();
+    assert!(max_diff_any(&hv, &vw) < tol * 10.0, "eigh");
+    assert!(unitarity_error(v.as_slice(), n, n) < tol);
+    // solve: a · x = b.
+    let b = complex_matrix::<T>(n, 2, 41);
+    let x = solve(a.read(), b.read(), &mut scratch, &mut HeapAlloc, Par::Seq).unwrap();
+    assert!(
+        max_diff_any(&mul_any(a.as_slice(), x.as_slice(), n, n, 2), b.as_slice()) < tol * 100.0,
+        "solve"
+    );
+    // norm: sqrt(Σ |z|²).
+    let want = a.as_slice().iter().map(|z| z.abs2()).sum::<f64>().sqrt();
+    assert!((holdfast_tensor::Element::re_f64(norm(&a.read())) - want).abs() < tol * want);
+}
+
+#[test]
+fn complex_factorizations_reconstruct() {
+    complex_factorizations::<holdfast_tensor::c64>(1e-12);
+    complex_factorizations::<holdfast_tensor::c32>(1e-4);
+}

@@ -14,7 +14,7 @@
 use std::any::TypeId;
 use std::marker::PhantomData;
 
-use holdfast_tensor::Element;
+use holdfast_tensor::{DType, Element, c32, c64};
 use rayon::prelude::*;
 
 use super::nano::{NanoPlan, NanoScalar, NanoShape};
@@ -118,7 +118,7 @@ pub(crate) fn run_batch<T: Element>(
     });
     let nano = views.as_ref().and_then(|v| {
         let shape = v.nano_shape()?;
-        (spec.batch > 1).then(|| NanoPlans { f64: NanoPlan::new(shape), f32: NanoPlan::new(shape) })
+        (spec.batch > 1).then(|| NanoPlans::only::<T>(shape))
     });
     let item = |c: &mut [T], co: usize, i: usize, par: Par| {
         let (ai, bi) = (ao + i * spec.sa, bo + i * spec.sb);
@@ -273,12 +273,40 @@ pub(crate) struct FaerViews {
     c: View,
 }
 
-/// nano-gemm plans of one small product, for both float types (a prepared plan does not know
-/// the element type it will run with).
+/// nano-gemm plans of one small product, per element type: all four for a prepared plan (which
+/// does not know the element type it will run with), only the one needed for a batch that is
+/// run at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct NanoPlans {
-    f64: NanoPlan<f64>,
-    f32: NanoPlan<f32>,
+    f64: Option<NanoPlan<f64>>,
+    f32: Option<NanoPlan<f32>>,
+    c64: Option<NanoPlan<c64>>,
+    c32: Option<NanoPlan<c32>>,
+}
+
+impl NanoPlans {
+    /// Plans for every element type.
+    fn all(shape: NanoShape) -> Self {
+        NanoPlans {
+            f64: Some(NanoPlan::new(shape)),
+            f32: Some(NanoPlan::new(shape)),
+            c64: Some(NanoPlan::new(shape)),
+            c32: Some(NanoPlan::new(shape)),
+        }
+    }
+
+    /// The plan for `T` only.
+    fn only<T: Element>(shape: NanoShape) -> Self {
+        let mut plans = NanoPlans { f64: None, f32: None, c64: None, c32: None };
+        match T::DTYPE {
+            DType::F64 => plans.f64 = Some(NanoPlan::new(shape)),
+            DType::F32 => plans.f32 = Some(NanoPlan::new(shape)),
+            DType::C64 => plans.c64 = Some(NanoPlan::new(shape)),
+            DType::C32 => plans.c32 = Some(NanoPlan::new(shape)),
+            _ => {}
+        }
+        plans
+    }
 }
 
 impl FaerViews {
@@ -296,8 +324,8 @@ impl FaerViews {
     }
 
     /// Runs `C = A·B` (with `add`, `C += A·B`) on the slices at the given offsets: through
-    /// nano-gemm (the prepared `nano` plans when given) or faer for `f32` and `f64`, the plain
-    /// loop for any other element type.
+    /// nano-gemm (the prepared `nano` plans when given) or faer; every element type has both
+    /// (the loop stays as the fallback the sealed types never reach).
     ///
     /// # Panics
     ///
@@ -317,9 +345,17 @@ impl FaerViews {
         add: bool,
     ) {
         if TypeId::of::<T>() == TypeId::of::<f64>() {
-            faer_typed::<T, f64>(self, c, co, a, ao, b, bo, par, nano.map(|n| &n.f64), add);
+            let nano = nano.and_then(|n| n.f64.as_ref());
+            faer_typed::<T, f64>(self, c, co, a, ao, b, bo, par, nano, add);
         } else if TypeId::of::<T>() == TypeId::of::<f32>() {
-            faer_typed::<T, f32>(self, c, co, a, ao, b, bo, par, nano.map(|n| &n.f32), add);
+            let nano = nano.and_then(|n| n.f32.as_ref());
+            faer_typed::<T, f32>(self, c, co, a, ao, b, bo, par, nano, add);
+        } else if TypeId::of::<T>() == TypeId::of::<c64>() {
+            let nano = nano.and_then(|n| n.c64.as_ref());
+            faer_typed::<T, c64>(self, c, co, a, ao, b, bo, par, nano, add);
+        } else if TypeId::of::<T>() == TypeId::of::<c32>() {
+            let nano = nano.and_then(|n| n.c32.as_ref());
+            faer_typed::<T, c32>(self, c, co, a, ao, b, bo, par, nano, add);
         } else {
             let spec = |v: View| MatSpec {
                 rows: v.rows,
@@ -355,9 +391,7 @@ impl SingleGemm {
             && !(spec.c.cs != 1 && spec.c.rs == 1 && spec.c.rows > 1);
         plain.then(|| {
             let views = FaerViews { a: View::of(spec.a), b: View::of(spec.b), c: View::of(spec.c) };
-            let nano = views
-                .nano_shape()
-                .map(|shape| NanoPlans { f64: NanoPlan::new(shape), f32: NanoPlan::new(shape) });
+            let nano = views.nano_shape().map(NanoPlans::all);
             SingleGemm { views, flops: 2 * spec.macs(), nano }
         })
     }
@@ -383,13 +417,21 @@ impl SingleGemm {
         // caller: no parallelism to decide, and no call frames between the caller and nano-gemm
         // (on a 4×4 product each frame's argument passing was measured at several ns).
         if let Some(nano) = &self.nano {
-            if TypeId::of::<T>() == TypeId::of::<f64>() {
+            if let (true, Some(plan)) = (TypeId::of::<T>() == TypeId::of::<f64>(), &nano.f64) {
                 let ptrs = Checked::<f64>::new(&self.views, c, co, a, ao, b, bo);
-                return ptrs.run_nano(&nano.f64, false);
+                return ptrs.run_nano(plan, false);
             }
-            if TypeId::of::<T>() == TypeId::of::<f32>() {
+            if let (true, Some(plan)) = (TypeId::of::<T>() == TypeId::of::<f32>(), &nano.f32) {
                 let ptrs = Checked::<f32>::new(&self.views, c, co, a, ao, b, bo);
-                return ptrs.run_nano(&nano.f32, false);
+                return ptrs.run_nano(plan, false);
+            }
+            if let (true, Some(plan)) = (TypeId::of::<T>() == TypeId::of::<c64>(), &nano.c64) {
+                let ptrs = Checked::<c64>::new(&self.views, c, co, a, ao, b, bo);
+                return ptrs.run_nano(plan, false);
+            }
+            if let (true, Some(plan)) = (TypeId::of::<T>() == TypeId::of::<c32>(), &nano.c32) {
+                let ptrs = Checked::<c32>::new(&self.views, c, co, a, ao, b, bo);
+                return ptrs.run_nano(plan, false);
             }
         }
         let par = match par {
@@ -473,12 +515,16 @@ impl<U: FaerScalar> Checked<'_, U> {
     }
 }
 
-/// A faer scalar we hand views of (`f32`, `f64`).
+/// A faer scalar we hand views of (every element type).
 trait FaerScalar: faer::traits::ComplexField + NanoScalar + Copy + 'static {}
 
 impl FaerScalar for f32 {}
 
 impl FaerScalar for f64 {}
+
+impl FaerScalar for c32 {}
+
+impl FaerScalar for c64 {}
 
 #[allow(clippy::too_many_arguments, reason = "three operands with offsets")]
 #[inline]

@@ -84,6 +84,26 @@ impl NanoScalar for f32 {
     }
 }
 
+impl NanoScalar for holdfast_tensor::c64 {
+    fn plan(s: &NanoShape) -> nano_gemm::Plan<holdfast_tensor::c64> {
+        if s.col_major() {
+            nano_gemm::Plan::new_colmajor_lhs_and_dst_c64(s.m, s.n, s.k)
+        } else {
+            nano_gemm::Plan::new_c64(s.m, s.n, s.k)
+        }
+    }
+}
+
+impl NanoScalar for holdfast_tensor::c32 {
+    fn plan(s: &NanoShape) -> nano_gemm::Plan<holdfast_tensor::c32> {
+        if s.col_major() {
+            nano_gemm::Plan::new_colmajor_lhs_and_dst_c32(s.m, s.n, s.k)
+        } else {
+            nano_gemm::Plan::new_c32(s.m, s.n, s.k)
+        }
+    }
+}
+
 /// A chosen nano-gemm plan with the shape it was chosen for.
 #[derive(Clone, Copy)]
 pub(crate) struct NanoPlan<U: NanoScalar> {

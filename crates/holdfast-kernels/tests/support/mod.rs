@@ -44,11 +44,26 @@ pub(crate) fn random_tensor<T: Element>(shape: &[usize], rng: &mut SplitMix64) -
     Tensor::from_vec(shape.to_vec(), data).unwrap()
 }
 
+/// A dense tensor of `shape` with real and imaginary parts in [-1, 1) (real types keep the
+/// real part only).
+pub(crate) fn random_complex<T: Element>(shape: &[usize], rng: &mut SplitMix64) -> Tensor<T> {
+    let n: usize = shape.iter().product();
+    let data = (0..n).map(|_| T::from_parts(rng.next_f64(), rng.next_f64())).collect();
+    Tensor::from_vec(shape.to_vec(), data).unwrap()
+}
+
+/// Max `|got - want|` over max `|want|` (or 1e-300), for any element type.
+pub(crate) fn rel_err_of<T: Element>(got: &[T], want: &[T]) -> f64 {
+    assert_eq!(got.len(), want.len(), "lengths differ");
+    let scale = want.iter().fold(0.0f64, |m, &x| m.max(x.modulus())).max(1e-300);
+    got.iter().zip(want).fold(0.0f64, |m, (&g, &w)| m.max((g - w).modulus())) / scale
+}
+
 /// Brute-force einsum: loops over every assignment of every label.
-pub(crate) fn reference_einsum(
+pub(crate) fn reference_einsum<T: Element>(
     spec: &str,
-    operands: &[TensorRead<'_, f64>],
-) -> (Vec<usize>, Vec<f64>) {
+    operands: &[TensorRead<'_, T>],
+) -> (Vec<usize>, Vec<T>) {
     let (shape, out, _) = reference_einsum_with_magnitude(spec, operands);
     (shape, out)
 }
@@ -56,10 +71,10 @@ pub(crate) fn reference_einsum(
 /// [`reference_einsum`] plus, per output element, the sum of the absolute values of the terms
 /// it adds up: the scale of the rounding error any summation order may make (cancellation can
 /// leave a result far smaller than its terms, and its relative error large).
-pub(crate) fn reference_einsum_with_magnitude(
+pub(crate) fn reference_einsum_with_magnitude<T: Element>(
     spec: &str,
-    operands: &[TensorRead<'_, f64>],
-) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
+    operands: &[TensorRead<'_, T>],
+) -> (Vec<usize>, Vec<T>, Vec<f64>) {
     let parsed = holdfast_kernels::einsum::parse(spec).unwrap();
     let nl = parsed.labels().len();
     let mut dims = vec![1usize; nl];
@@ -70,13 +85,13 @@ pub(crate) fn reference_einsum_with_magnitude(
     }
     let out_shape: Vec<usize> = parsed.output().iter().map(|&l| dims[l as usize]).collect();
     let out_len: usize = out_shape.iter().product();
-    let mut out = vec![0.0; out_len];
+    let mut out = vec![T::ZERO; out_len];
     let mut magnitude = vec![0.0; out_len];
     let total: usize = dims.iter().product();
     let mut assign = vec![0usize; nl];
     let mut idx: Vec<usize> = Vec::new();
     for _ in 0..total {
-        let mut p = 1.0;
+        let mut p = T::ONE;
         for (term, op) in parsed.inputs().iter().zip(operands) {
             idx.clear();
             idx.extend(term.iter().map(|&l| assign[l as usize]));
@@ -88,7 +103,7 @@ pub(crate) fn reference_einsum_with_magnitude(
         }
         if out_len > 0 {
             out[o] += p;
-            magnitude[o] += p.abs();
+            magnitude[o] += p.modulus();
         }
         for l in (0..nl).rev() {
             assign[l] += 1;
@@ -144,7 +159,7 @@ impl KernelAlloc for CountingAlloc {
         self.gives += 1;
         if T::DTYPE == holdfast_tensor::DType::F64 {
             let len = buf.len();
-            self.f64_pool.entry(len).or_default().push(buf.into_iter().map(T::to_f64).collect());
+            self.f64_pool.entry(len).or_default().push(buf.into_iter().map(T::re_f64).collect());
         }
     }
 }

@@ -1,5 +1,6 @@
 //! [`FreeList`]: the retained buffers of one element type, sorted by capacity, and [`Lists`],
-//! the pair of them (`f32`, `f64`) with the generic-to-concrete selection.
+//! one of them per element type (`f32`, `f64`, `c32`, `c64`) with the generic-to-concrete
+//! selection.
 //!
 //! Invariant: `bufs` is sorted by ascending capacity and holds no zero-capacity buffer. Taking
 //! and inserting shift the tail of the list (`O(n)` moves of three words, no allocation once the
@@ -8,7 +9,7 @@
 use std::any::Any;
 use std::mem;
 
-use holdfast_tensor::{DType, Element};
+use holdfast_tensor::{DType, Element, c32, c64};
 
 /// How much larger than requested a reused buffer may be: a request of `len` elements accepts a
 /// capacity of at most `max(len * FIT_FACTOR, len + FIT_MIN_SLACK)`, so a two-element output
@@ -76,39 +77,67 @@ impl<T: Element> FreeList<T> {
 pub(crate) struct Lists {
     pub(crate) f32: FreeList<f32>,
     pub(crate) f64: FreeList<f64>,
+    pub(crate) c32: FreeList<c32>,
+    pub(crate) c64: FreeList<c64>,
 }
 
 impl Lists {
-    /// The free list of `T`, or `None` for an element type the pool does not retain.
+    /// The free list of `T`.
     ///
     /// `T::DTYPE` is a constant and the downcast compares two constant `TypeId`s, so after
-    /// monomorphisation this is a plain field access.
+    /// monomorphisation this is a plain field access (`None` is unreachable for the sealed
+    /// element types).
     #[inline]
     pub(crate) fn get_mut<T: Element>(&mut self) -> Option<&mut FreeList<T>> {
         let any: &mut dyn Any = match T::DTYPE {
             DType::F32 => &mut self.f32,
             DType::F64 => &mut self.f64,
+            DType::C32 => &mut self.c32,
+            DType::C64 => &mut self.c64,
             _ => return None,
         };
         any.downcast_mut::<FreeList<T>>()
     }
 
+    /// The smallest retained capacity of `dtype`, in elements.
+    fn smallest_of(&self, dtype: DType) -> Option<usize> {
+        match dtype {
+            DType::F32 => self.f32.smallest_capacity(),
+            DType::F64 => self.f64.smallest_capacity(),
+            DType::C32 => self.c32.smallest_capacity(),
+            DType::C64 => self.c64.smallest_capacity(),
+            _ => None,
+        }
+    }
+
     /// The element type and size in bytes of the smallest retained buffer of any type.
     pub(crate) fn smallest(&self) -> Option<(DType, usize)> {
-        let a = self.f32.smallest_capacity().map(|c| (DType::F32, c * DType::F32.size_bytes()));
-        let b = self.f64.smallest_capacity().map(|c| (DType::F64, c * DType::F64.size_bytes()));
-        match (a, b) {
-            (Some(x), Some(y)) => Some(if y.1 < x.1 { y } else { x }),
-            (x, y) => x.or(y),
-        }
+        DType::ALL
+            .iter()
+            .filter_map(|&d| self.smallest_of(d).map(|c| (d, c * d.size_bytes())))
+            .min_by_key(|&(_, bytes)| bytes)
     }
 
     /// Drops the smallest retained buffer of `dtype`; returns its size in bytes.
     pub(crate) fn drop_smallest(&mut self, dtype: DType) -> usize {
+        let capacity = match dtype {
+            DType::F32 => self.f32.pop_smallest().map(|b| b.capacity()),
+            DType::F64 => self.f64.pop_smallest().map(|b| b.capacity()),
+            DType::C32 => self.c32.pop_smallest().map(|b| b.capacity()),
+            DType::C64 => self.c64.pop_smallest().map(|b| b.capacity()),
+            _ => None,
+        };
+        capacity.map_or(0, |c| c * dtype.size_bytes())
+    }
+
+    /// Capacities of the retained buffers of `dtype`, ascending.
+    pub(crate) fn capacities(&self, dtype: DType) -> Vec<usize> {
         match dtype {
-            DType::F32 => self.f32.pop_smallest().map_or(0, |b| b.capacity() * 4),
-            DType::F64 => self.f64.pop_smallest().map_or(0, |b| b.capacity() * 8),
-            _ => 0,
+            DType::F32 => self.f32.capacities().collect(),
+            DType::F64 => self.f64.capacities().collect(),
+            DType::C32 => self.c32.capacities().collect(),
+            DType::C64 => self.c64.capacities().collect(),
+            _ => Vec::new(),
         }
     }
 

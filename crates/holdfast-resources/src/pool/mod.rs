@@ -3,7 +3,7 @@
 //!
 //! # What it owns and keeps
 //!
-//! - One free list per element type (`f32`, `f64`), sorted by capacity. [`KernelAlloc::take`]
+//! - One free list per element type (`f32`, `f64`, `c32`, `c64`), sorted by capacity. [`KernelAlloc::take`]
 //!   serves the **best fit**: the smallest retained buffer whose capacity is at least the
 //!   requested length (and at most a few times it, see below); otherwise it allocates a fresh
 //!   zeroed buffer (a miss).
@@ -303,11 +303,7 @@ impl BufferPool {
     /// assert!(pool.capacities(DType::F32).is_empty());
     /// ```
     pub fn capacities(&self, dtype: DType) -> Vec<usize> {
-        match dtype {
-            DType::F32 => self.lists.f32.capacities().collect(),
-            DType::F64 => self.lists.f64.capacities().collect(),
-            _ => Vec::new(),
-        }
+        self.lists.capacities(dtype)
     }
 
     /// Releases every retained buffer (they are freed when the returned value is dropped, so a
@@ -399,6 +395,8 @@ impl BufferPool {
         match dtype {
             DType::F32 => self.replenish_typed::<f32>(cap),
             DType::F64 => self.replenish_typed::<f64>(cap),
+            DType::C32 => self.replenish_typed::<holdfast_tensor::c32>(cap),
+            DType::C64 => self.replenish_typed::<holdfast_tensor::c64>(cap),
             _ => {}
         }
     }

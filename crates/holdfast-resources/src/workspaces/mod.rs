@@ -46,6 +46,8 @@ use crate::WorkspaceError;
 pub struct Workspace {
     f32: Vec<f32>,
     f64: Vec<f64>,
+    c32: Vec<holdfast_tensor::c32>,
+    c64: Vec<holdfast_tensor::c64>,
     leases: u64,
     grows: u64,
 }
@@ -60,6 +62,8 @@ impl Workspace {
     pub fn scratch<T: Element>(&mut self, len: usize) -> &mut [T] {
         let any: &mut dyn Any = match T::DTYPE {
             DType::F32 => &mut self.f32,
+            DType::C32 => &mut self.c32,
+            DType::C64 => &mut self.c64,
             _ => &mut self.f64,
         };
         match any.downcast_mut::<Vec<T>>() {
@@ -80,7 +84,10 @@ impl Workspace {
     ///
     /// See [`Workspace`].
     pub fn capacity_bytes(&self) -> usize {
-        self.f32.capacity() * 4 + self.f64.capacity() * 8
+        self.f32.capacity() * 4
+            + self.f64.capacity() * 8
+            + self.c32.capacity() * 8
+            + self.c64.capacity() * 16
     }
 
     /// Leases granted so far.
@@ -120,6 +127,8 @@ impl Workspace {
     pub(crate) fn release(&mut self) {
         self.f32 = Vec::new();
         self.f64 = Vec::new();
+        self.c32 = Vec::new();
+        self.c64 = Vec::new();
     }
 }
 

@@ -363,6 +363,30 @@ impl CpuExecSession<'_> {
         self.run(Family::Elementwise, size, |loan, par| elementwise::scale(a, alpha, loan, par))
     }
 
+    /// The complex conjugate of every element (SPEC T2); a copy for `f32` and `f64`, as numpy's
+    /// `conj`.
+    ///
+    /// # Errors
+    ///
+    /// [`OpError::ForeignStorage`] / [`OpError::PendingStorage`] for an inaccessible input.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, Tensor, c64};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).build()?;
+    /// let a = Tensor::<c64>::from_vec([1], vec![c64::new(1.0, 2.0)])?;
+    /// let c = backend.with_backend_session(|v| v.conj(a.read()))??;
+    /// assert_eq!(c.as_slice(), &[c64::new(1.0, -2.0)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn conj<T: Element>(&mut self, a: TensorRead<'_, T>) -> Result<Tensor<T>, OpError> {
+        check_access([&a])?;
+        let size = size_of_op(a.numel());
+        self.run(Family::Elementwise, size, |loan, par| elementwise::conj(a, loan, par))
+    }
+
     /// Sum over `axes` (reduced axes are dropped, as in numpy) (K2).
     ///
     /// # Errors

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use crate::layout::checked_numel;
 use crate::{AllocationDomain, Element, Layout, Readiness, TensorError, TensorRead, record_copy};
 
-/// An owned tensor of `T` (`f32` or `f64`).
+/// An owned tensor of `T` (`f32`, `f64`, `c32` or `c64`).
 ///
 /// Built by [`from_vec`](Tensor::from_vec) or [`zeros`](Tensor::zeros) it is row-major and
 /// contiguous at offset 0; [`from_parts`](Tensor::from_parts) accepts any strides and offset that
