@@ -64,45 +64,26 @@ pub(crate) trait NanoScalar: Element {
     fn plan(shape: &NanoShape) -> nano_gemm::Plan<Self>;
 }
 
-impl NanoScalar for f64 {
-    fn plan(s: &NanoShape) -> nano_gemm::Plan<f64> {
-        if s.col_major() {
-            nano_gemm::Plan::new_colmajor_lhs_and_dst_f64(s.m, s.n, s.k)
-        } else {
-            nano_gemm::Plan::new_f64(s.m, s.n, s.k)
+/// `NanoScalar` for `$t`, through nano-gemm's column-major constructor `$col` when the shape is
+/// column-major in its left operand and output, else the general one `$general`.
+macro_rules! nano_scalar {
+    ($t:ty, $col:ident, $general:ident) => {
+        impl NanoScalar for $t {
+            fn plan(s: &NanoShape) -> nano_gemm::Plan<$t> {
+                if s.col_major() {
+                    nano_gemm::Plan::$col(s.m, s.n, s.k)
+                } else {
+                    nano_gemm::Plan::$general(s.m, s.n, s.k)
+                }
+            }
         }
-    }
+    };
 }
 
-impl NanoScalar for f32 {
-    fn plan(s: &NanoShape) -> nano_gemm::Plan<f32> {
-        if s.col_major() {
-            nano_gemm::Plan::new_colmajor_lhs_and_dst_f32(s.m, s.n, s.k)
-        } else {
-            nano_gemm::Plan::new_f32(s.m, s.n, s.k)
-        }
-    }
-}
-
-impl NanoScalar for holdfast_tensor::c64 {
-    fn plan(s: &NanoShape) -> nano_gemm::Plan<holdfast_tensor::c64> {
-        if s.col_major() {
-            nano_gemm::Plan::new_colmajor_lhs_and_dst_c64(s.m, s.n, s.k)
-        } else {
-            nano_gemm::Plan::new_c64(s.m, s.n, s.k)
-        }
-    }
-}
-
-impl NanoScalar for holdfast_tensor::c32 {
-    fn plan(s: &NanoShape) -> nano_gemm::Plan<holdfast_tensor::c32> {
-        if s.col_major() {
-            nano_gemm::Plan::new_colmajor_lhs_and_dst_c32(s.m, s.n, s.k)
-        } else {
-            nano_gemm::Plan::new_c32(s.m, s.n, s.k)
-        }
-    }
-}
+nano_scalar!(f64, new_colmajor_lhs_and_dst_f64, new_f64);
+nano_scalar!(f32, new_colmajor_lhs_and_dst_f32, new_f32);
+nano_scalar!(holdfast_tensor::c64, new_colmajor_lhs_and_dst_c64, new_c64);
+nano_scalar!(holdfast_tensor::c32, new_colmajor_lhs_and_dst_c32, new_c32);
 
 /// A chosen nano-gemm plan with the shape it was chosen for.
 #[derive(Clone, Copy)]
