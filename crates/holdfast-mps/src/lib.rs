@@ -1,6 +1,6 @@
 //! Tensor-network algorithms on holdfast's public API (layer 5, SPEC §12): matrix product states
-//! ([`Mps`]), matrix product operators ([`Mpo`]), the spin-1/2 chain [`Model`]s and two-site
-//! [`dmrg()`].
+//! ([`Mps`]), matrix product operators ([`Mpo`]), the spin-1/2 chain [`Model`]s, two-site
+//! [`dmrg()`] and [`tebd`](tebd::tebd) in real and imaginary time.
 //!
 //! Every operation of an algorithm runs through an [`Executor`]: one held session for the whole
 //! run (the point of holdfast), or a scoped entry per operation for comparison (SPEC W5). The
@@ -36,6 +36,8 @@ mod exec;
 mod models;
 mod mpo;
 mod mps;
+mod observables;
+pub mod tebd;
 
 pub use dmrg::{DmrgConfig, DmrgRun, SweepStats, dmrg};
 pub use error::MpsError;

@@ -85,6 +85,22 @@ impl Mpo {
         self.tensors.len()
     }
 
+    /// The tensor of site `i` with elements of type `T` (the MPO is real; complex algorithms
+    /// contract it with complex states).
+    ///
+    /// # Errors
+    ///
+    /// None in practice (the shape is the tensor's own).
+    ///
+    /// # Panics
+    ///
+    /// When `i` is not below [`sites`](Self::sites).
+    pub fn tensor_as<T: holdfast::Element>(&self, i: usize) -> Result<Tensor<T>, MpsError> {
+        let t = &self.tensors[i];
+        let data = t.as_slice().iter().map(|&x| T::from_f64(x)).collect();
+        Ok(Tensor::from_vec(t.shape().to_vec(), data)?)
+    }
+
     /// The tensor of site `i` (`[left, out, in, right]`).
     ///
     /// # Panics

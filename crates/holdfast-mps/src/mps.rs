@@ -3,9 +3,9 @@
 //! Site tensors are `[left bond, physical, right bond]`, the outer bonds of dimension 1. The
 //! physical basis is `0 = up` (`Z = +1`), `1 = down`.
 
-use holdfast::Tensor;
+use holdfast::{Element, LinalgElement, Tensor};
 
-use crate::env::{grow_left, trivial};
+use crate::env::{grow_left, site_operator, trivial};
 use crate::{Executor, Mpo, MpsError};
 
 /// A matrix product state on an open chain.
@@ -17,7 +17,7 @@ use crate::{Executor, Mpo, MpsError};
 /// use holdfast_mps::{Model, Mpo, Mps};
 ///
 /// let backend = CpuBackend::builder().threads(1).build()?;
-/// let up = Mps::all_up(4)?;
+/// let up = Mps::<f64>::all_up(4)?;
 /// let mpo = Mpo::from_model(&Model::Tfim { j: 1.0, h: 0.5 }, 4)?;
 /// let mut session = backend.open_session()?;
 /// // All up: each of the three bonds gives -J, the field has no expectation.
@@ -25,17 +25,18 @@ use crate::{Executor, Mpo, MpsError};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]
-pub struct Mps {
-    pub(crate) tensors: Vec<Tensor<f64>>,
+pub struct Mps<T: Element = f64> {
+    pub(crate) tensors: Vec<Tensor<T>>,
 }
 
-impl Mps {
-    /// The product state of `sites` sites, each in the single-site state `site`.
+impl<T: LinalgElement> Mps<T> {
+    /// The product state of `sites` sites, each in the single-site state `site` (amplitudes of
+    /// up and down).
     ///
     /// # Errors
     ///
     /// [`MpsError::TooFewSites`] for fewer than two sites.
-    pub fn product(sites: usize, site: impl Fn(usize) -> [f64; 2]) -> Result<Self, MpsError> {
+    pub fn product(sites: usize, site: impl Fn(usize) -> [T; 2]) -> Result<Self, MpsError> {
         if sites < 2 {
             return Err(MpsError::TooFewSites { sites });
         }
@@ -51,9 +52,84 @@ impl Mps {
     ///
     /// As [`product`](Self::product).
     pub fn all_up(sites: usize) -> Result<Self, MpsError> {
-        Self::product(sites, |_| [1.0, 0.0])
+        Self::product(sites, |_| [T::ONE, T::ZERO])
     }
 
+    /// The Néel state: up on even sites, down on odd ones.
+    ///
+    /// # Errors
+    ///
+    /// As [`product`](Self::product).
+    pub fn neel(sites: usize) -> Result<Self, MpsError> {
+        Self::product(sites, |i| {
+            if i.is_multiple_of(2) { [T::ONE, T::ZERO] } else { [T::ZERO, T::ONE] }
+        })
+    }
+
+    /// Every spin along +X: `(|↑⟩ + |↓⟩)/√2` on each site.
+    ///
+    /// # Errors
+    ///
+    /// As [`product`](Self::product).
+    pub fn all_plus(sites: usize) -> Result<Self, MpsError> {
+        let a = T::from_f64(std::f64::consts::FRAC_1_SQRT_2);
+        Self::product(sites, |_| [a, a])
+    }
+
+    /// Number of sites.
+    #[must_use]
+    pub fn sites(&self) -> usize {
+        self.tensors.len()
+    }
+
+    /// The tensor of site `i` (`[left, physical, right]`).
+    ///
+    /// # Panics
+    ///
+    /// When `i` is not below [`sites`](Self::sites).
+    #[must_use]
+    pub fn tensor(&self, i: usize) -> &Tensor<T> {
+        &self.tensors[i]
+    }
+
+    /// The dimensions of the `sites - 1` inner bonds.
+    #[must_use]
+    pub fn bond_dims(&self) -> Vec<usize> {
+        self.tensors[1..].iter().map(|t| t.shape()[0]).collect()
+    }
+
+    /// The largest bond dimension.
+    #[must_use]
+    pub fn max_bond(&self) -> usize {
+        self.bond_dims().into_iter().max().unwrap_or(1)
+    }
+
+    /// `⟨ψ|H|ψ⟩ / ⟨ψ|ψ⟩` for the operator `mpo`, contracted from the left on `exec`.
+    ///
+    /// # Errors
+    ///
+    /// [`MpsError::InvalidParameter`] when `mpo` has another number of sites; an operation's
+    /// error.
+    pub fn energy(&self, exec: &mut impl Executor, mpo: &Mpo) -> Result<f64, MpsError> {
+        if mpo.sites() != self.sites() {
+            return Err(MpsError::InvalidParameter(format!(
+                "an MPO of {} sites on an MPS of {}",
+                mpo.sites(),
+                self.sites()
+            )));
+        }
+        let identity = site_operator([[T::ONE, T::ZERO], [T::ZERO, T::ONE]])?;
+        let mut h = trivial()?;
+        let mut n = trivial()?;
+        for (i, a) in self.tensors.iter().enumerate() {
+            h = grow_left(exec, &h, a, &mpo.tensor_as::<T>(i)?)?;
+            n = grow_left(exec, &n, a, &identity)?;
+        }
+        Ok(h.as_slice()[0].re_f64() / n.as_slice()[0].re_f64())
+    }
+}
+
+impl Mps<f64> {
     /// A random state of bond dimension at most `chi` (each bond also at most what its two sides
     /// can hold), from a fixed `seed`: entries uniform in `[-1, 1)`, not normalised.
     ///
@@ -89,57 +165,5 @@ impl Mps {
             })
             .collect::<Result<_, _>>()?;
         Ok(Mps { tensors })
-    }
-
-    /// Number of sites.
-    #[must_use]
-    pub fn sites(&self) -> usize {
-        self.tensors.len()
-    }
-
-    /// The tensor of site `i` (`[left, physical, right]`).
-    ///
-    /// # Panics
-    ///
-    /// When `i` is not below [`sites`](Self::sites).
-    #[must_use]
-    pub fn tensor(&self, i: usize) -> &Tensor<f64> {
-        &self.tensors[i]
-    }
-
-    /// The dimensions of the `sites - 1` inner bonds.
-    #[must_use]
-    pub fn bond_dims(&self) -> Vec<usize> {
-        self.tensors[1..].iter().map(|t| t.shape()[0]).collect()
-    }
-
-    /// The largest bond dimension.
-    #[must_use]
-    pub fn max_bond(&self) -> usize {
-        self.bond_dims().into_iter().max().unwrap_or(1)
-    }
-
-    /// `⟨ψ|H|ψ⟩ / ⟨ψ|ψ⟩` for the operator `mpo`, contracted from the left on `exec`.
-    ///
-    /// # Errors
-    ///
-    /// [`MpsError::InvalidParameter`] when `mpo` has another number of sites; an operation's
-    /// error.
-    pub fn energy(&self, exec: &mut impl Executor, mpo: &Mpo) -> Result<f64, MpsError> {
-        if mpo.sites() != self.sites() {
-            return Err(MpsError::InvalidParameter(format!(
-                "an MPO of {} sites on an MPS of {}",
-                mpo.sites(),
-                self.sites()
-            )));
-        }
-        let identity = Tensor::from_vec([1, 2, 2, 1], vec![1.0, 0.0, 0.0, 1.0])?;
-        let mut h = trivial()?;
-        let mut n = trivial()?;
-        for (i, a) in self.tensors.iter().enumerate() {
-            h = grow_left(exec, &h, a, mpo.tensor(i))?;
-            n = grow_left(exec, &n, a, &identity)?;
-        }
-        Ok(h.as_slice()[0] / n.as_slice()[0])
     }
 }

@@ -6,10 +6,11 @@
 use clap::Args;
 use holdfast::CpuBackend;
 use holdfast_mps::dmrg::dmrg_observed;
-use holdfast_mps::{DmrgConfig, DmrgRun, Executor, Model, MpsError, Scoped};
+use holdfast_mps::{DmrgConfig, DmrgRun, Executor, Model, Scoped};
 use serde_json::{Value, json};
 
 use super::backend_with_threads;
+use super::chain::{ChainArgs, describe, mps_error};
 use super::error::CliError;
 use super::progress::Progress;
 use super::table::Table;
@@ -17,21 +18,8 @@ use super::table::Table;
 /// Options of `holdfast dmrg`.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct DmrgArgs {
-    /// The model: tfim, heisenberg or xxz.
-    #[arg(long, value_name = "M")]
-    pub(crate) model: String,
-    /// Number of sites of the open chain (at least 2).
-    #[arg(long, value_name = "L")]
-    pub(crate) sites: usize,
-    /// The coupling J (default 1).
-    #[arg(long, value_name = "J", allow_negative_numbers = true)]
-    pub(crate) coupling: Option<f64>,
-    /// The transverse field h of tfim (default 1).
-    #[arg(long, value_name = "H", allow_negative_numbers = true)]
-    pub(crate) field: Option<f64>,
-    /// The anisotropy D of xxz (default 1).
-    #[arg(long, value_name = "D", allow_negative_numbers = true)]
-    pub(crate) anisotropy: Option<f64>,
+    #[command(flatten)]
+    pub(crate) chain: ChainArgs,
     /// Bond dimension, or a schedule of one per sweep (the last repeated), e.g. 16,32,64.
     #[arg(long, value_name = "CHI[,CHI..]", value_delimiter = ',', required = true)]
     pub(crate) bond_dim: Vec<usize>,
@@ -53,21 +41,6 @@ pub(crate) struct DmrgArgs {
 }
 
 impl DmrgArgs {
-    fn model(&self) -> Result<Model, CliError> {
-        let usage = |e: MpsError| CliError::Usage(e.to_string());
-        let mut model: Model = self.model.parse().map_err(usage)?;
-        if let Some(j) = self.coupling {
-            model = model.with_coupling(j);
-        }
-        if let Some(h) = self.field {
-            model = model.with_field(h).map_err(usage)?;
-        }
-        if let Some(d) = self.anisotropy {
-            model = model.with_anisotropy(d).map_err(usage)?;
-        }
-        Ok(model)
-    }
-
     fn config(&self) -> DmrgConfig {
         DmrgConfig::new(self.bond_dim.clone()).sweeps(self.sweeps).cutoff(self.cutoff)
     }
@@ -82,20 +55,12 @@ fn run_on(
     visible: bool,
 ) -> Result<DmrgRun, CliError> {
     let progress = Progress::new(args.sweeps as u64, label, visible);
-    let run = dmrg_observed(exec, model, args.sites, &args.config(), |_, stats| {
+    let run = dmrg_observed(exec, model, args.chain.sites, &args.config(), |_, stats| {
         progress.set_message(format!("E = {:.12}", stats.energy));
         progress.inc();
     });
     progress.finish();
     run.map_err(mps_error)
-}
-
-fn mps_error(e: MpsError) -> CliError {
-    match e {
-        MpsError::Op(op) => CliError::Op(op),
-        MpsError::Entry(entry) => CliError::Entry(entry),
-        other => CliError::Usage(other.to_string()),
-    }
 }
 
 /// Runs `holdfast dmrg`.
@@ -105,14 +70,12 @@ fn mps_error(e: MpsError) -> CliError {
 /// A one-line error for a bad flag (unknown model, fewer than 2 sites, a bond dimension of 0, a
 /// field for a model without one…), an engine that cannot be built or an operation that fails.
 pub(crate) fn run(args: &DmrgArgs) -> Result<(), CliError> {
-    let model = args.model()?;
-    // Refuse bad parameters before building an engine.
-    holdfast_mps::Mpo::from_model(&model, args.sites).map_err(mps_error)?;
+    let model = args.chain.model()?;
     let backend = backend_with_threads(args.threads)?;
     let visible = !args.json;
     let mut session = backend.open_session()?;
     let held = run_on(&mut session, &model, args, "dmrg", visible)?;
-    let exact = model.exact_energy(&mut session, args.sites).map_err(mps_error)?;
+    let exact = model.exact_energy(&mut session, args.chain.sites).map_err(mps_error)?;
     session.close()?;
     let scoped = if args.compare {
         Some(run_on(&mut Scoped(&backend), &model, args, "dmrg (scoped)", visible)?)
@@ -127,14 +90,6 @@ pub(crate) fn run(args: &DmrgArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-fn describe(model: &Model) -> String {
-    match *model {
-        Model::Tfim { j, h } => format!("tfim (J = {j}, h = {h})"),
-        Model::Heisenberg { j } => format!("heisenberg (J = {j})"),
-        Model::Xxz { j, delta } => format!("xxz (J = {j}, D = {delta})"),
-    }
-}
-
 fn print_report(
     model: &Model,
     args: &DmrgArgs,
@@ -146,7 +101,7 @@ fn print_report(
     println!(
         "two-site DMRG of {} on {} sites, bond dimensions {:?}, cutoff {:e}, {} thread(s), one held session",
         describe(model),
-        args.sites,
+        args.chain.sites,
         args.bond_dim,
         args.cutoff,
         backend.threads()
@@ -222,7 +177,7 @@ fn report_json(
     let mut doc = json!({
         "model": model.name(),
         "parameters": format!("{model:?}"),
-        "sites": args.sites,
+        "sites": args.chain.sites,
         "bond_dims": args.bond_dim,
         "cutoff": args.cutoff,
         "threads": backend.threads(),

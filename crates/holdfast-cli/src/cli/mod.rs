@@ -6,7 +6,8 @@
 //! | [`demo`] | `holdfast demo` (the default): three ways, one engine, one table |
 //! | [`info`] | `holdfast info`: topology, default domain, thresholds |
 //! | [`einsum`] | `holdfast einsum FILE.json…`: benchmark instances in one held session |
-//! | [`dmrg`] | `holdfast dmrg`: two-site DMRG of a spin chain in one held session |
+//! | [`dmrg`], [`chain`] | `holdfast dmrg`: two-site DMRG of a spin chain in one held session; the model flags |
+//! | [`tebd`] | `holdfast tebd`: TEBD in real or imaginary time in one held session |
 //! | [`mod@bench`] | `holdfast bench`: the measurement campaign (four ways, cold and warm, counters) |
 //! | [`instance`], [`npy`], [`npy_header`] | the instance JSON format, `.npy` operands and their header checks |
 //! | [`exec`], [`baseline`], [`workload`], [`measure`] | the measured ways, workloads and timing (shared by `demo` and `bench`) |
@@ -20,6 +21,7 @@
 mod alloc_count;
 mod baseline;
 mod bench;
+mod chain;
 mod demo;
 mod dmrg;
 mod einsum;
@@ -33,6 +35,7 @@ mod npy_header;
 mod progress;
 mod rng;
 mod table;
+mod tebd;
 mod workload;
 
 use std::process::ExitCode;
@@ -61,6 +64,8 @@ enum Command {
     /// Find the ground state of a spin chain (tfim, heisenberg, xxz) by two-site DMRG in one
     /// held session.
     Dmrg(dmrg::DmrgArgs),
+    /// Evolve a spin chain in real or imaginary time by second-order TEBD in one held session.
+    Tebd(tebd::TebdArgs),
     /// Describe the topology, the default domain, thread budget and thresholds.
     Info(info::InfoArgs),
     /// Run the measurement campaign: every case four ways (direct, held, scoped, naive), at one
@@ -89,6 +94,7 @@ pub(crate) fn main() -> ExitCode {
         Command::Demo(args) => demo::run(&args),
         Command::Einsum(args) => einsum::run(&args),
         Command::Dmrg(args) => dmrg::run(&args),
+        Command::Tebd(args) => tebd::run(&args),
         Command::Info(args) => info::run(&args),
         Command::Bench(args) => bench::run(&args),
     };
