@@ -18,6 +18,7 @@
 //!   [`CONTRACTION_PAR_MIN_FLOPS`](crate::CONTRACTION_PAR_MIN_FLOPS), each step may fan out by
 //!   its own family's threshold.
 
+mod broadcast;
 mod cache;
 mod execute;
 mod layout;

@@ -1,6 +1,7 @@
 //! Parsing of einsum specifications into label ids ([`parse`], [`EinsumSpec`]).
 //!
-//! Grammar (numpy's, without ellipsis): input terms separated by `,`, then optionally `->` and the
+//! Grammar (numpy's, with each `...` already expanded by the planner, so `.` is refused here):
+//! input terms separated by `,`, then optionally `->` and the
 //! output term. A label is any Unicode character except `,`, `-`, `>` and white space; white
 //! space is ignored. Without `->` the output is every label that appears exactly once, in
 //! code-point order (numpy's implicit mode). Labels get dense ids in order of first appearance.
@@ -104,6 +105,7 @@ pub fn parse(spec: &str) -> Result<EinsumSpec, KernelError> {
                 _ => return Err(malformed(pos, "'-' not followed by '>'")),
             },
             '>' => return Err(malformed(pos, "'>' without '-'")),
+            '.' => return Err(malformed(pos, "'.' outside an ellipsis '...'")),
             c if c.is_whitespace() => {}
             c => {
                 let id = match labels.iter().position(|&l| l == c) {

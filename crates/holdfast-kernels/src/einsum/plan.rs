@@ -218,10 +218,30 @@ impl EinsumPlan {
         operands: &[TensorRead<'_, T>],
         path: Option<&[(usize, usize)]>,
     ) -> Result<Self, KernelError> {
-        let parsed = super::parse(spec)?;
+        let ranks: SmallVec<[usize; 8]> = operands.iter().map(TensorRead::rank).collect();
+        let expanded = super::broadcast::expand_ellipsis(spec, &ranks)?;
+        let parsed = super::parse(expanded.as_deref().unwrap_or(spec))?;
         let layouts: Vec<(&[usize], &[usize])> =
             operands.iter().map(|o| (o.shape(), o.strides())).collect();
-        Self::prepare_parsed(&parsed, T::DTYPE, &layouts, path)
+        if layouts.len() != parsed.num_inputs() {
+            return Err(KernelError::OperandCount {
+                expected: parsed.num_inputs(),
+                actual: layouts.len(),
+            });
+        }
+        let Some(stretched) = super::broadcast::broadcast_layouts(&parsed, &layouts)? else {
+            return Self::prepare_parsed(&parsed, T::DTYPE, &layouts, path);
+        };
+        // Planned on the stretched layouts (stride 0 over broadcast axes), checked at execution
+        // against the operands as given.
+        let views: Vec<(&[usize], &[usize])> =
+            stretched.iter().map(|(s, st)| (&s[..], &st[..])).collect();
+        let mut plan = Self::prepare_parsed(&parsed, T::DTYPE, &views, path)?;
+        for (input, &(shape, strides)) in plan.inputs.iter_mut().zip(&layouts) {
+            input.shape = SmallVec::from_slice(shape);
+            input.strides = SmallVec::from_slice(strides);
+        }
+        Ok(plan)
     }
 
     /// [`prepare`](Self::prepare) from a parsed spec, an element type and operand
