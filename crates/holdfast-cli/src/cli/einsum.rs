@@ -1,5 +1,5 @@
 //! `holdfast einsum FILE.json…`: einsum-benchmark instances run end to end, each in one held
-//! session: operands from `--inputs DIR` (`.npy`, lexicographic order) or generated from
+//! session (`--spec` evaluates one expression on `.npy` files instead, see [`super::einsum_spec`]): operands from `--inputs DIR` (`.npy`, lexicographic order) or generated from
 //! `--seed`; the median time over `--repeat` runs and the session's telemetry are printed, and
 //! `--out` writes the result as `.npy`.
 //!
@@ -26,9 +26,14 @@ use super::table::Table;
 /// Options of `holdfast einsum`.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct EinsumArgs {
-    /// Instance files in the einsum-benchmark JSON format.
-    #[arg(required = true, value_name = "FILE.json")]
+    /// Instance files in the einsum-benchmark JSON format; with `--spec`, the operands'
+    /// `.npy` files.
+    #[arg(required = true, value_name = "FILE")]
     pub(crate) files: Vec<PathBuf>,
+    /// Evaluate this einsum expression (numpy's syntax, `...` included) on the `.npy` files
+    /// given, instead of running instances: `holdfast einsum --spec 'ij,jk->ik' a.npy b.npy`.
+    #[arg(long, value_name = "SPEC")]
+    pub(crate) spec: Option<String>,
     /// Contraction path: the instance's opt_flops or opt_size path, or holdfast's greedy one.
     #[arg(long, value_enum, default_value_t = PathChoice::OptFlops)]
     pub(crate) path: PathChoice,
@@ -169,6 +174,19 @@ fn run_instance(
 ///
 /// Bad arguments or input files, an engine or session failure, or an einsum that fails.
 pub(crate) fn run(args: &EinsumArgs) -> Result<(), CliError> {
+    if let Some(spec) = &args.spec {
+        if args.inputs.is_some() {
+            return Err(CliError::Usage("--inputs goes with instance files, not --spec".into()));
+        }
+        let backend = backend_with_threads(args.threads)?;
+        return super::einsum_spec::run(
+            &backend,
+            spec,
+            &args.files,
+            args.out.as_deref(),
+            args.json,
+        );
+    }
     if args.repeat == 0 {
         return Err(CliError::Usage("--repeat must be at least 1".into()));
     }

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | [`demo`] | `holdfast demo` (the default): three ways, one engine, one table |
 //! | [`info`] | `holdfast info`: topology, default domain, thresholds |
-//! | [`einsum`] | `holdfast einsum FILE.json…`: benchmark instances in one held session |
+//! | [`einsum`], [`einsum_spec`] | `holdfast einsum FILE.json…`: benchmark instances in one held session; `--spec SPEC A.npy…`: one expression on files |
 //! | [`dmrg`], [`chain`] | `holdfast dmrg`: two-site DMRG of a spin chain in one held session; the model flags |
 //! | [`tebd`] | `holdfast tebd`: TEBD in real or imaginary time in one held session |
 //! | [`mod@bench`] | `holdfast bench`: the measurement campaign (four ways, cold and warm, counters) |
@@ -25,6 +25,7 @@ mod chain;
 mod demo;
 mod dmrg;
 mod einsum;
+mod einsum_spec;
 mod error;
 mod exec;
 mod info;

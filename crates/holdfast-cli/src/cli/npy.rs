@@ -1,66 +1,137 @@
-//! `.npy` operands and results, through the `npyz` crate: [`read_f64`] and [`write_f64`], and
-//! [`read_dir`] for `--inputs DIR`.
+//! `.npy` operands and results, through the `npyz` crate: [`read_any`] (`float32`, `float64`,
+//! `complex64`, `complex128`, C or Fortran order, either byte order), [`read_f64`] for the
+//! instances' float64 operands, [`write`], and [`read_dir`] for `--inputs DIR`.
 //!
-//! Invariant: what is read is a C-order `float64` array of the expected shape, or a one-line
-//! error naming the file; what is written is a C-order `<f8` array numpy loads as is.
+//! Invariant: what is read is an array of one of the four element types, in row-major order
+//! whatever the file's order, or a one-line error naming the file; what is written is a C-order
+//! little-endian array numpy loads as is.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
 
-use holdfast::Tensor;
-use npyz::{DType, NpyFile, Order, TypeChar, WriteOptions, WriterBuilder};
+use holdfast::{Element, Tensor, c32, c64};
+use npyz::{
+    AutoSerialize, DType, Deserialize, NpyFile, Order, TypeChar, WriteOptions, WriterBuilder,
+};
 
 use super::error::CliError;
 use super::npy_header::{READ_BUFFER, check_header};
 
-/// Reads the `float64` array in `path`.
+/// An array read from a `.npy` file, of one of the four element types.
+#[derive(Debug)]
+pub(crate) enum NpyTensor {
+    /// `<f4`.
+    F32(Tensor<f32>),
+    /// `<f8`.
+    F64(Tensor<f64>),
+    /// `<c8` (numpy's complex64).
+    C32(Tensor<c32>),
+    /// `<c16` (numpy's complex128).
+    C64(Tensor<c64>),
+}
+
+impl NpyTensor {
+    /// numpy's name of the element type.
+    pub(crate) fn dtype_name(&self) -> &'static str {
+        match self {
+            NpyTensor::F32(_) => "float32",
+            NpyTensor::F64(_) => "float64",
+            NpyTensor::C32(_) => "complex64",
+            NpyTensor::C64(_) => "complex128",
+        }
+    }
+}
+
+/// Reads the array in `path`, whatever its element type among the four and its order.
 ///
 /// # Errors
 ///
-/// A missing or unreadable file, a file that is not `.npy`, a dtype other than `float64`, or
-/// Fortran order.
+/// A missing or unreadable file, a file that is not `.npy`, another dtype, or data that does
+/// not match its header.
+pub(crate) fn read_any(path: &Path) -> Result<NpyTensor, CliError> {
+    let npy = open(path)?;
+    let dtype = npy.dtype();
+    let DType::Plain(ts) = &dtype else {
+        return Err(unsupported(path, &dtype));
+    };
+    match (ts.type_char(), ts.size_field()) {
+        (TypeChar::Float, 4) => Ok(NpyTensor::F32(into_tensor(path, npy)?)),
+        (TypeChar::Float, 8) => Ok(NpyTensor::F64(into_tensor(path, npy)?)),
+        (TypeChar::Complex, 8) => Ok(NpyTensor::C32(into_tensor(path, npy)?)),
+        (TypeChar::Complex, 16) => Ok(NpyTensor::C64(into_tensor(path, npy)?)),
+        _ => Err(unsupported(path, &dtype)),
+    }
+}
+
+/// Reads the `float64` array in `path` (C or Fortran order).
+///
+/// # Errors
+///
+/// As [`read_any`], and a dtype other than `float64`.
 pub(crate) fn read_f64(path: &Path) -> Result<Tensor<f64>, CliError> {
+    match read_any(path)? {
+        NpyTensor::F64(t) => Ok(t),
+        other => Err(CliError::bad_file(
+            path,
+            format!("dtype {} where the instance needs float64", other.dtype_name()),
+        )),
+    }
+}
+
+fn unsupported(path: &Path, dtype: &DType) -> CliError {
+    CliError::bad_file(
+        path,
+        format!(
+            "dtype {} is not supported (float32, float64, complex64, complex128 only)",
+            dtype.descr()
+        ),
+    )
+}
+
+/// Opens `path` as a `.npy` file, its header checked first.
+fn open(path: &Path) -> Result<NpyFile<BufReader<File>>, CliError> {
     let file = File::open(path).map_err(|e| CliError::io(path, e))?;
     let file_len = file.metadata().map_err(|e| CliError::io(path, e))?.len();
     let mut reader = BufReader::with_capacity(READ_BUFFER, file);
     check_header(&mut reader, file_len).map_err(|reason| CliError::bad_file(path, reason))?;
-    let npy = NpyFile::new(reader)
-        .map_err(|e| CliError::bad_file(path, format!("not a .npy file: {e}")))?;
-    let dtype = npy.dtype();
-    match &dtype {
-        DType::Plain(ts) if ts.type_char() == TypeChar::Float && ts.size_field() == 8 => {}
-        other => {
-            return Err(CliError::bad_file(
-                path,
-                format!("dtype {} is not supported (float64 only)", other.descr()),
-            ));
-        }
-    }
-    if npy.order() == Order::Fortran && npy.shape().len() > 1 {
-        return Err(CliError::bad_file(
-            path,
-            "Fortran-order arrays are not supported (save a C-contiguous array)",
-        ));
-    }
+    NpyFile::new(reader).map_err(|e| CliError::bad_file(path, format!("not a .npy file: {e}")))
+}
+
+/// The data of `npy` as a row-major tensor (a Fortran-order file is transposed once).
+fn into_tensor<T: Element + Deserialize>(
+    path: &Path,
+    npy: NpyFile<BufReader<File>>,
+) -> Result<Tensor<T>, CliError> {
     let shape = npy
         .shape()
         .iter()
         .map(|&d| usize::try_from(d))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|_| CliError::bad_file(path, "shape does not fit this machine"))?;
-    let data: Vec<f64> = npy
+    let fortran = npy.order() == Order::Fortran && shape.len() > 1;
+    let data: Vec<T> = npy
         .into_vec()
         .map_err(|e| CliError::bad_file(path, format!("cannot read the data: {e}")))?;
-    Tensor::from_vec(shape, data).map_err(|e| CliError::bad_file(path, e.to_string()))
+    let bad = |e: holdfast::TensorError| CliError::bad_file(path, e.to_string());
+    if !fortran {
+        return Tensor::from_vec(shape, data).map_err(bad);
+    }
+    // Column-major data of `shape` is row-major data of the reversed shape, transposed.
+    let reversed: Vec<usize> = shape.iter().rev().copied().collect();
+    let t = Tensor::from_vec(reversed, data).map_err(bad)?;
+    Tensor::from_vec(shape, t.read().transpose().to_vec()).map_err(bad)
 }
 
-/// Writes `tensor` to `path` as a C-order `<f8` array.
+/// Writes `tensor` to `path` as a C-order little-endian array of its element type.
 ///
 /// # Errors
 ///
 /// When the file cannot be created or written.
-pub(crate) fn write_f64(path: &Path, tensor: &Tensor<f64>) -> Result<(), CliError> {
+pub(crate) fn write<T: Element + AutoSerialize>(
+    path: &Path,
+    tensor: &Tensor<T>,
+) -> Result<(), CliError> {
     let io = |e| CliError::io(path, e);
     let shape: Vec<u64> = tensor.shape().iter().map(|&d| d as u64).collect();
     let file = File::create(path).map_err(io)?;
@@ -72,6 +143,15 @@ pub(crate) fn write_f64(path: &Path, tensor: &Tensor<f64>) -> Result<(), CliErro
         .map_err(io)?;
     writer.extend(tensor.read().to_vec()).map_err(io)?;
     writer.finish().map_err(io)
+}
+
+/// Writes `tensor` as a C-order `<f8` array.
+///
+/// # Errors
+///
+/// As [`write`].
+pub(crate) fn write_f64(path: &Path, tensor: &Tensor<f64>) -> Result<(), CliError> {
+    write(path, tensor)
 }
 
 /// The `.npy` files of `dir`, in lexicographic order of their file names.
@@ -94,8 +174,8 @@ pub(crate) fn read_dir(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{read_f64, write_f64};
-    use holdfast::Tensor;
+    use super::{NpyTensor, read_any, read_f64, write, write_f64};
+    use holdfast::{Tensor, c64};
 
     #[test]
     fn round_trip() {
@@ -111,6 +191,15 @@ mod tests {
             assert_eq!(back.shape(), &shape[..]);
             assert_eq!(back.as_slice(), t.as_slice());
         }
+        let z =
+            Tensor::<c64>::from_vec([2], vec![c64::new(1.0, -2.0), c64::new(0.5, 3.0)]).unwrap();
+        let file = dir.join("z.npy");
+        write(&file, &z).unwrap();
+        match read_any(&file).unwrap() {
+            NpyTensor::C64(back) => assert_eq!(back.as_slice(), z.as_slice()),
+            other => panic!("read back as {}", other.dtype_name()),
+        }
+        assert!(read_f64(&file).is_err(), "complex128 is not float64");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
