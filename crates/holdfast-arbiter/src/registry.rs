@@ -8,7 +8,7 @@
 //! ("where known", SPEC A2).
 //!
 //! Cloning a `Thread` on every admission would cost two atomic reference-count updates per
-//! acquire/release pair (≈ 10 ns on the measured machine, a sixth of the admission budget).
+//! acquire/release pair, on a path that is otherwise a few tens of nanoseconds.
 //!
 //! Lock order: the arbiter's state lock may be held while this registry is locked, never the
 //! reverse (registration and removal take only the registry lock).

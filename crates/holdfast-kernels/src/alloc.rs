@@ -65,7 +65,7 @@ pub trait KernelAlloc {
 /// Buffers of at least [`HUGE_PAGE_MIN_BYTES`] are advised for transparent huge pages on Linux
 /// (as numpy does): a fresh multi-megabyte buffer is otherwise paid for in 4 KiB page faults on
 /// first write, which on a virtual machine costs more than the arithmetic of a memory-bound
-/// kernel (measured: 344 MB written in 250–430 ms without, 80–110 ms with).
+/// kernel (`docs/perf/measurements.md` has the figures).
 ///
 /// # Examples
 ///

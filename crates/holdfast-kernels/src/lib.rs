@@ -38,9 +38,11 @@
 //!
 //! # Unsafe
 //!
-//! Two private functions contain `unsafe`: `matmul::gemm::faer_typed`, which builds faer matrix
-//! views from raw parts after checking bounds and the element type, and
-//! `alloc::advise_huge_pages`, which calls `madvise(MADV_HUGEPAGE)` on a fresh buffer.
+//! `unsafe` lives in three private places: `matmul::gemm` (`faer_typed` builds faer matrix views
+//! from raw parts, `Checked::run_nano` runs a nano-gemm plan on the same pointers, both after
+//! `Checked::new` checked bounds and the element type), `matmul::nano` (`NanoPlan::run`, and the
+//! plan's `Send`/`Sync`), and `alloc::advise_huge_pages` (`madvise(MADV_HUGEPAGE)` on a fresh
+//! buffer).
 
 mod alloc;
 pub mod einsum;

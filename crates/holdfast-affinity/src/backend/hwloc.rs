@@ -1,6 +1,6 @@
 //! The hwloc backend (feature `hwloc`): every hwlocality call of the workspace is in this file.
 //!
-//! One `hwlocality::Topology` is loaded per process (≈ 4 ms) and kept for binding calls, which need
+//! One `hwlocality::Topology` is loaded per process (milliseconds) and kept for binding calls, which need
 //! it. hwloc bitmaps are heap objects of the C library; they are converted to and from the inline
 //! [`CpuSet`] at this boundary only, so no hwloc type leaks out of the crate (hwlocality is an
 //! alpha; the public API must not move with it).

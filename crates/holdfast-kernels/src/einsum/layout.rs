@@ -264,7 +264,7 @@ impl Choice {
             let result_len = dense_len(&result, dims);
             let unwanted = want.is_some_and(|w| !w.accepts(&result, dims));
             // C is read back and written again once per extra iteration: with a short inner
-            // contraction that traffic outweighs the copy it saves (measured on mera_closed).
+            // contraction that traffic outweighs the copy it saves.
             let k_reps = dense_len(kl, dims);
             let reread = k_reps.saturating_sub(1).saturating_mul(result_len);
             let reps = |f: &Form| dense_len(&f.loops, dims);

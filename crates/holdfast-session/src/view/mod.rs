@@ -14,7 +14,9 @@
 //!    engine's pool only above the family's threshold (B5);
 //! 4. counts itself in plain integers.
 //!
-//! No lock, no clock, no handle clone (a child handle is derived only by
+//! No waiting lock (the one mutex on the path, the N-ary contraction scratch's, is only ever
+//! taken with a non-waiting `try_lock`, and only by einsums of three or more operands), no
+//! clock, no handle clone (a child handle is derived only by
 //! [`CpuExecSession::child_execution`]), and no allocation a warm pool could serve.
 
 mod linalg;
@@ -174,7 +176,7 @@ fn gemm_bound<T: Element, R: Send>(
 ) -> Result<R, OpError> {
     // The kernel's error is boxed on its way out of the closures: a `Result` carrying a whole
     // `KernelError` is returned through memory, and copying it back costs a store-forwarding
-    // stall per layer; a boxed one fits in a register (measured with `perf annotate`).
+    // stall per layer; a boxed one fits in a register.
     // The bound plan is passed by reference: a by-value copy into the (not inlined) closure is
     // made with 16-byte loads over 8-byte stores, which cannot be forwarded either.
     let result = gemm.with_bound(a, b, |plan| {
