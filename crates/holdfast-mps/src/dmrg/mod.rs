@@ -58,7 +58,7 @@ impl DmrgConfig {
             sweeps: 10,
             cutoff: 1e-12,
             tolerance: 1e-12,
-            krylov: 40,
+            krylov: 8,
             residual: 1e-8,
             seed: 7,
         }
@@ -85,7 +85,8 @@ impl DmrgConfig {
 
     /// The local eigensolver stops once the residual norm of its Ritz pair is at most this
     /// (default 1e-8: the energy's error is of the order of its square) or after `krylov`
-    /// Krylov vectors (default 40).
+    /// Krylov vectors (default 8: the sweeps converge the state, so a bond needs no more than a
+    /// few products per visit).
     #[must_use]
     pub fn solver(self, residual: f64, krylov: usize) -> Self {
         DmrgConfig { residual, krylov, ..self }
