@@ -73,12 +73,25 @@ pub(crate) fn run(args: &DmrgArgs) -> Result<(), CliError> {
     let model = args.chain.model()?;
     let backend = backend_with_threads(args.threads)?;
     let visible = !args.json;
+    if args.compare {
+        // One untimed sweep first: the process's first contractions pay one-time costs (heap
+        // growth, faer's per-thread packing buffers, page faults) that would favour whichever
+        // way runs second.
+        let warm = DmrgConfig::new(vec![args.bond_dim[0]]).sweeps(1);
+        let warm_backend = backend_with_threads(args.threads)?;
+        let mut session = warm_backend.open_session()?;
+        holdfast_mps::dmrg(&mut session, &model, args.chain.sites, &warm).map_err(mps_error)?;
+        session.close()?;
+    }
     let mut session = backend.open_session()?;
     let held = run_on(&mut session, &model, args, "dmrg", visible)?;
     let exact = model.exact_energy(&mut session, args.chain.sites).map_err(mps_error)?;
     session.close()?;
+    // The scoped run gets an engine of its own, so that it starts from cold resources as the
+    // held run did (the held run's warm pool and plan caches would otherwise favour it).
     let scoped = if args.compare {
-        Some(run_on(&mut Scoped(&backend), &model, args, "dmrg (scoped)", visible)?)
+        let fresh = backend_with_threads(args.threads)?;
+        Some(run_on(&mut Scoped(&fresh), &model, args, "dmrg (scoped)", visible)?)
     } else {
         None
     };
