@@ -4,7 +4,6 @@
 #![allow(clippy::print_stdout, reason = "the report is the program's output")]
 
 use clap::Args;
-use holdfast::CpuBackend;
 use holdfast_mps::dmrg::dmrg_observed;
 use holdfast_mps::{DmrgConfig, DmrgRun, Executor, Model, Scoped};
 use serde_json::{Value, json};
@@ -95,69 +94,102 @@ pub(crate) fn run(args: &DmrgArgs) -> Result<(), CliError> {
     } else {
         None
     };
+    let report = Report {
+        model: &model,
+        args,
+        threads: backend.threads(),
+        held: &held,
+        exact,
+        scoped: scoped.as_ref(),
+    };
     if args.json {
-        println!("{}", report_json(&model, args, &backend, &held, exact, scoped.as_ref()));
+        println!("{}", report.json());
     } else {
-        print_report(&model, args, &backend, &held, exact, scoped.as_ref());
+        report.print();
     }
     Ok(())
 }
 
-fn print_report(
-    model: &Model,
-    args: &DmrgArgs,
-    backend: &CpuBackend,
-    held: &DmrgRun,
+/// What a run reports, for the table or the JSON.
+struct Report<'a> {
+    model: &'a Model,
+    args: &'a DmrgArgs,
+    threads: usize,
+    held: &'a DmrgRun,
     exact: Option<f64>,
-    scoped: Option<&DmrgRun>,
-) {
-    println!(
-        "two-site DMRG of {} on {} sites, bond dimensions {:?}, cutoff {:e}, {} thread(s), one held session",
-        describe(model),
-        args.chain.sites,
-        args.bond_dim,
-        args.cutoff,
-        backend.threads()
-    );
-    let mut table = Table::new(&["sweep", "energy", "max bond", "discarded", "seconds"]);
-    for (i, s) in held.sweeps.iter().enumerate() {
-        table.row(vec![
-            (i + 1).to_string(),
-            format!("{:.12}", s.energy),
-            s.max_bond.to_string(),
-            format!("{:.2e}", s.discarded_weight),
-            format!("{:.3}", s.seconds),
-        ]);
-    }
-    print!("{}", table.render());
-    println!("energy  {:.12}", held.energy);
-    if let Some(e) = exact {
+    scoped: Option<&'a DmrgRun>,
+}
+
+impl Report<'_> {
+    fn print(&self) {
+        let Report { model, args, threads, held, exact, scoped } = *self;
         println!(
-            "exact   {e:.12}  (free fermions; relative error {:.1e})",
-            relative(held.energy, e)
+            "two-site DMRG of {} on {} sites, bond dimensions {:?}, cutoff {:e}, {} thread(s), one held session",
+            describe(model),
+            args.chain.sites,
+            args.bond_dim,
+            args.cutoff,
+            threads
         );
-    }
-    if let Some(scoped) = scoped {
-        println!();
-        println!("time per sweep, one held session vs a scoped entry per operation");
-        let mut table = Table::new(&["sweep", "held s", "scoped s", "scoped / held"]);
-        for (i, (h, s)) in held.sweeps.iter().zip(&scoped.sweeps).enumerate() {
+        let mut table = Table::new(&["sweep", "energy", "max bond", "discarded", "seconds"]);
+        for (i, s) in held.sweeps.iter().enumerate() {
             table.row(vec![
                 (i + 1).to_string(),
-                format!("{:.3}", h.seconds),
+                format!("{:.12}", s.energy),
+                s.max_bond.to_string(),
+                format!("{:.2e}", s.discarded_weight),
                 format!("{:.3}", s.seconds),
-                format!("{:.2}", s.seconds / h.seconds),
             ]);
         }
         print!("{}", table.render());
-        let total = |r: &DmrgRun| r.sweeps.iter().map(|s| s.seconds).sum::<f64>();
-        println!(
-            "total   held {:.3} s, scoped {:.3} s ({:.2}x); energies agree to {:.1e}",
-            total(held),
-            total(scoped),
-            total(scoped) / total(held),
-            (held.energy - scoped.energy).abs()
-        );
+        println!("energy  {:.12}", held.energy);
+        if let Some(e) = exact {
+            println!(
+                "exact   {e:.12}  (free fermions; relative error {:.1e})",
+                relative(held.energy, e)
+            );
+        }
+        if let Some(scoped) = scoped {
+            println!();
+            println!("time per sweep, one held session vs a scoped entry per operation");
+            let mut table = Table::new(&["sweep", "held s", "scoped s", "scoped / held"]);
+            for (i, (h, s)) in held.sweeps.iter().zip(&scoped.sweeps).enumerate() {
+                table.row(vec![
+                    (i + 1).to_string(),
+                    format!("{:.3}", h.seconds),
+                    format!("{:.3}", s.seconds),
+                    format!("{:.2}", s.seconds / h.seconds),
+                ]);
+            }
+            print!("{}", table.render());
+            let total = |r: &DmrgRun| r.sweeps.iter().map(|s| s.seconds).sum::<f64>();
+            println!(
+                "total   held {:.3} s, scoped {:.3} s ({:.2}x); energies agree to {:.1e}",
+                total(held),
+                total(scoped),
+                total(scoped) / total(held),
+                (held.energy - scoped.energy).abs()
+            );
+        }
+    }
+
+    fn json(&self) -> Value {
+        let Report { model, args, threads, held, exact, scoped } = *self;
+        let mut doc = json!({
+            "model": model.name(),
+            "parameters": format!("{model:?}"),
+            "sites": args.chain.sites,
+            "bond_dims": args.bond_dim,
+            "cutoff": args.cutoff,
+            "threads": threads,
+            "energy": held.energy,
+            "exact": exact,
+            "sweeps": sweeps_json(held),
+        });
+        if let Some(scoped) = scoped {
+            doc["compare"] = json!({ "held": sweeps_json(held), "scoped": sweeps_json(scoped) });
+        }
+        doc
     }
 }
 
@@ -177,29 +209,4 @@ fn sweeps_json(run: &DmrgRun) -> Value {
             })
         })
         .collect()
-}
-
-fn report_json(
-    model: &Model,
-    args: &DmrgArgs,
-    backend: &CpuBackend,
-    held: &DmrgRun,
-    exact: Option<f64>,
-    scoped: Option<&DmrgRun>,
-) -> Value {
-    let mut doc = json!({
-        "model": model.name(),
-        "parameters": format!("{model:?}"),
-        "sites": args.chain.sites,
-        "bond_dims": args.bond_dim,
-        "cutoff": args.cutoff,
-        "threads": backend.threads(),
-        "energy": held.energy,
-        "exact": exact,
-        "sweeps": sweeps_json(held),
-    });
-    if let Some(scoped) = scoped {
-        doc["compare"] = json!({ "held": sweeps_json(held), "scoped": sweeps_json(scoped) });
-    }
-    doc
 }

@@ -170,16 +170,16 @@ pub(crate) fn broadcast_layouts(
         }
         let mut own: SmallVec<[(u32, usize); 8]> = SmallVec::new();
         for (&l, &d) in term.iter().zip(shape) {
+            let mismatch = |first| KernelError::LabelDimensionMismatch {
+                label: spec.label(l),
+                first,
+                second: d,
+                operand,
+            };
             if let Some(&(_, first)) = own.iter().find(|(m, _)| *m == l)
                 && first != d
             {
-                let label = spec.label(l);
-                return Err(KernelError::LabelDimensionMismatch {
-                    label,
-                    first,
-                    second: d,
-                    operand,
-                });
+                return Err(mismatch(first));
             }
             own.push((l, d));
             dims[l as usize] = match dims[l as usize] {
@@ -193,15 +193,7 @@ pub(crate) fn broadcast_layouts(
                     stretch = true;
                     Some(first)
                 }
-                Some(first) => {
-                    let label = spec.label(l);
-                    return Err(KernelError::LabelDimensionMismatch {
-                        label,
-                        first,
-                        second: d,
-                        operand,
-                    });
-                }
+                Some(first) => return Err(mismatch(first)),
             };
         }
     }
