@@ -48,6 +48,7 @@ mod alloc;
 pub mod einsum;
 pub mod elementwise;
 mod error;
+pub mod fingerprint;
 pub mod linalg;
 pub mod matmul;
 mod par;

@@ -80,27 +80,24 @@ fn plan_cache(c: &mut Criterion) {
     c.bench_function("plan_cache/hit_4label_get_ref", |b| {
         b.iter(|| {
             let key = PlanKey::new(black_box(spec), black_box(&ops), None);
-            black_box(cache.get_ref(&key).is_some())
+            black_box(cache.find(&key).is_some())
         });
     });
     c.bench_function("plan_cache/hit_4label_plan_store_get", |b| {
-        b.iter(|| {
-            let key = PlanKey::new(black_box(spec), black_box(&ops), None);
-            black_box(cache.get(&key))
-        });
+        b.iter(|| black_box(cache.lookup(black_box(spec), black_box(&ops), None).is_ok()));
     });
     c.bench_function("plan_cache/plan_key_new_only", |b| {
         b.iter(|| black_box(PlanKey::new(black_box(spec), black_box(&ops), None)));
     });
     let key = PlanKey::new(spec, &ops, None);
     c.bench_function("plan_cache/hit_4label_prebuilt_key", |b| {
-        b.iter(|| black_box(cache.get_ref(black_box(&key)).is_some()));
+        b.iter(|| black_box(cache.find(black_box(&key)).is_some()));
     });
     // The session's path: the most recent plan is checked against the spec and operands
     // directly, with no key built (the 4-label plan is the most recent entry here).
-    assert!(cache.get_ref(&key).is_some());
+    assert!(cache.find(&key).is_some());
     c.bench_function("plan_cache/hit_4label_recent", |b| {
-        b.iter(|| black_box(cache.get_recent(black_box(spec), black_box(&ops), None).is_some()));
+        b.iter(|| black_box(cache.find_recent(black_box(spec), black_box(&ops), None).is_some()));
     });
     let m = Tensor::<f64>::zeros([4, 4]);
     let gemm = &mut r.gemm_analysis_cache;

@@ -5,13 +5,13 @@
 
 use std::hint::black_box;
 
-use holdfast_kernels::einsum::einsum_cached;
+use holdfast_kernels::einsum::{PlanStore, einsum_cached};
 use holdfast_kernels::{HeapAlloc, Par};
-use holdfast_resources::IndexedPlanCache;
+use holdfast_resources::EinsumPlanCache;
 use holdfast_tensor::Tensor;
 
 fn main() {
-    let mut cache = IndexedPlanCache::default();
+    let mut cache = EinsumPlanCache::default();
     let a = Tensor::<f64>::zeros([2, 3, 4]);
     let b = Tensor::<f64>::zeros([4, 5]);
     let ops = [a.read(), b.read()];
@@ -19,7 +19,7 @@ fn main() {
     einsum_cached(spec, &ops, None, &mut cache, &mut HeapAlloc, Par::Seq).unwrap();
     let mut hits = 0u32;
     for _ in 0..100_000 {
-        hits += u32::from(cache.get_recent(black_box(spec), black_box(&ops), None).is_some());
+        hits += u32::from(cache.find_recent(black_box(spec), black_box(&ops), None).is_some());
     }
     assert_eq!(hits, 100_000);
 }

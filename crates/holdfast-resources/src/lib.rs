@@ -6,7 +6,7 @@
 //! | --- | --- | --- |
 //! | `pool` | [`BufferPool`] (the kernels' [`KernelAlloc`](holdfast_kernels::KernelAlloc)) | retained bytes ≤ the retention limit; best fit; no allocation on a hit |
 //! | `loan` | [`BufferPoolLoan`] | on unwind the pool holds the same buffers as before the operation (R6) |
-//! | `cache` | [`GemmAnalysisCache`], [`IndexedPlanCache`] | keyed by content; bounded by entries and bytes; LRU (R8, B3) |
+//! | `cache` | [`GemmAnalysisCache`], [`EinsumPlanCache`] | keyed by content; bounded by entries and bytes; LRU (R8, B3) |
 //! | `workspaces` | [`ContractionWorkspaces`] | leased with `try_lock` only; poison is reported, never reused silently (R7) |
 //! | `slot` | [`EngineResourceSlot`], [`EngineResourceCheckout`] | a vacant slot means "checked out"; the box returns exactly once (R2–R4) |
 //! | `management` | statistics, `trim`, cache clears | never waits on a session: `Busy` in bounded time; all or nothing (R5) |
@@ -56,7 +56,7 @@ mod slot;
 mod workspaces;
 
 pub use cache::{
-    CacheLimits, GemmAnalysisCache, GemmKey, IndexedPlanCache, PlanCacheStats, PlanRef,
+    CacheLimits, EinsumHandle, EinsumPlanCache, GemmAnalysisCache, GemmKey, PlanCacheStats,
 };
 pub use error::{ManagementError, ResourceKind, WorkspaceError};
 pub use loan::BufferPoolLoan;

@@ -10,8 +10,8 @@
 use holdfast_kernels::linalg::LinalgScratch;
 
 use crate::{
-    BufferPool, CacheLimits, ContractionWorkspaces, DEFAULT_RETENTION_LIMIT, GemmAnalysisCache,
-    IndexedPlanCache,
+    BufferPool, CacheLimits, ContractionWorkspaces, DEFAULT_RETENTION_LIMIT, EinsumPlanCache,
+    GemmAnalysisCache,
 };
 
 /// Bounds of an [`EngineResources`].
@@ -97,7 +97,7 @@ pub struct EngineResources {
     /// Validated matrix products by operand layouts.
     pub gemm_analysis_cache: GemmAnalysisCache,
     /// Prepared einsum plans by content key (the kernels' plan store).
-    pub indexed_plan_cache: IndexedPlanCache,
+    pub indexed_plan_cache: EinsumPlanCache,
     /// faer's workspace for factorizations (SVD, QR, eigh, solve), grown to the largest request
     /// and reused, so a warm factorization allocates nothing (SPEC T4).
     pub linalg: LinalgScratch,
@@ -124,7 +124,7 @@ impl EngineResources {
         EngineResources {
             buffers: BufferPool::with_retention_limit(limits.buffer_retention_bytes),
             gemm_analysis_cache: GemmAnalysisCache::new(limits.gemm_analysis_cache),
-            indexed_plan_cache: IndexedPlanCache::new(limits.indexed_plan_cache),
+            indexed_plan_cache: EinsumPlanCache::new(limits.indexed_plan_cache),
             linalg: LinalgScratch::new(),
             nary: limits.nary_workspaces.then(ContractionWorkspaces::new),
             runtime_clears: 0,

@@ -63,8 +63,9 @@ fn plan_cache_hits_allocate_nothing() {
     let ((), n) = allocations(|| {
         for _ in 0..1000 {
             let key = PlanKey::new("abc,cd->abd", &ops, None);
-            assert!(r.indexed_plan_cache.get_ref(&key).is_some());
-            assert!(r.indexed_plan_cache.get(&key).is_some());
+            assert!(r.indexed_plan_cache.find(&key).is_some());
+            assert!(r.indexed_plan_cache.find_recent("abc,cd->abd", &ops, None).is_some());
+            assert!(r.indexed_plan_cache.lookup("abc,cd->abd", &ops, None).is_ok());
             assert!(r.gemm_analysis_cache.get(c.layout(), c.layout()).is_some());
         }
     });

@@ -32,7 +32,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod admission;
 mod backend;
+mod child;
 mod engine;
 mod error;
 mod held;

@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use holdfast::layers::kernels::einsum::einsum_cached;
 use holdfast::layers::kernels::{KernelAlloc, KernelError, Par, elementwise};
 use holdfast::layers::resources::{
-    BufferPoolLoan, EngineResources, GemmAnalysisCache, IndexedPlanCache,
+    BufferPoolLoan, EinsumPlanCache, EngineResources, GemmAnalysisCache,
 };
 use holdfast::{CpuBackend, ResourceLimits, Tensor};
 
@@ -33,7 +33,7 @@ pub(crate) fn par_for(threads: usize) -> Par {
 fn run_kernel(
     op: Op<'_>,
     gemm: &mut GemmAnalysisCache,
-    plans: &mut IndexedPlanCache,
+    plans: &mut EinsumPlanCache,
     loan: &mut BufferPoolLoan<'_>,
     par: Par,
 ) -> Result<Tensor<f64>, KernelError> {

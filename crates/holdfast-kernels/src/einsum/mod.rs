@@ -19,25 +19,23 @@
 //!   its own family's threshold.
 
 mod broadcast;
-mod cache;
 mod execute;
+mod key;
 mod layout;
 mod lookahead;
 mod parse;
 mod path;
 mod plan;
+mod store;
 #[cfg(test)]
 mod tests;
 
-use std::sync::Arc;
-
 use holdfast_tensor::{Element, Tensor, TensorRead};
 
-pub use cache::{
-    FingerprintHasher, HashMapPlanCache, NoPlanCache, PlanCacheStats, PlanKey, PlanStore,
-};
+pub use key::PlanKey;
 pub use parse::{EinsumSpec, Term, parse};
 pub use plan::EinsumPlan;
+pub use store::{FingerprintHasher, HashMapPlanCache, NoPlanCache, PlanCacheStats, PlanStore};
 
 use crate::{KernelAlloc, KernelError, Par};
 
@@ -116,7 +114,7 @@ pub fn einsum_with_path<T: Element, A: KernelAlloc + ?Sized>(
 /// # Examples
 ///
 /// See [`HashMapPlanCache`].
-pub fn einsum_cached<T: Element, S: PlanStore + ?Sized, A: KernelAlloc + ?Sized>(
+pub fn einsum_cached<T: Element, S: PlanStore, A: KernelAlloc + ?Sized>(
     spec: &str,
     operands: &[TensorRead<'_, T>],
     path: Option<&[(usize, usize)]>,
@@ -124,14 +122,5 @@ pub fn einsum_cached<T: Element, S: PlanStore + ?Sized, A: KernelAlloc + ?Sized>
     alloc: &mut A,
     par: Par,
 ) -> Result<Tensor<T>, KernelError> {
-    let key = PlanKey::new(spec, operands, path);
-    let plan = match store.get(&key) {
-        Some(plan) => plan,
-        None => {
-            let plan = Arc::new(EinsumPlan::prepare(spec, operands, path)?);
-            store.insert(key.into_owned(), Arc::clone(&plan));
-            plan
-        }
-    };
-    plan.execute(operands, alloc, par)
+    store.lookup(spec, operands, path)?.execute(operands, alloc, par)
 }

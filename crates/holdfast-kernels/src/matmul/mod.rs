@@ -140,9 +140,7 @@ impl MatmulPlan {
     }
 
     /// [`bind`](Self::bind) without the error's detail: `None` when `a` or `b` is not laid out
-    /// as the plan expects. Made for a plan cache's hit path: always inlined and carrying no
-    /// [`KernelError`], so the bound plan stays in registers instead of being copied back out of
-    /// a `Result` (a copy that stalls on store forwarding).
+    /// as the plan expects.
     ///
     /// # Examples
     ///
@@ -162,13 +160,37 @@ impl MatmulPlan {
         a: &'x TensorRead<'_, T>,
         b: &'x TensorRead<'_, T>,
     ) -> Option<BoundMatmul<'x, T>> {
-        self.matches(a.layout(), b.layout()).then(|| BoundMatmul {
-            plan: self,
-            a: a.storage(),
-            ao: a.offset(),
-            b: b.storage(),
-            bo: b.offset(),
-        })
+        self.matches(a.layout(), b.layout()).then(|| self.bind_matched(a, b))
+    }
+
+    /// Binds operands the caller has just checked with [`matches`](Self::matches), without
+    /// checking them again: a plan cache's hit path, which must finish its own bookkeeping
+    /// between the check and the binding. Operands that do not match are a caller bug; they can
+    /// give a wrong product or a panic on the kernel's bounds check, never an out-of-bounds
+    /// access (checked in debug builds).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_kernels::{HeapAlloc, Par, matmul::MatmulPlan};
+    /// use holdfast_tensor::Tensor;
+    ///
+    /// let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0])?;
+    /// let plan = MatmulPlan::new(a.layout(), a.layout())?;
+    /// let (ra, rb) = (a.read(), a.read());
+    /// assert!(plan.matches(ra.layout(), rb.layout()));
+    /// let c = plan.bind_matched(&ra, &rb).execute(&mut HeapAlloc, Par::Seq)?;
+    /// assert_eq!(c.as_slice(), &[7.0, 10.0, 15.0, 22.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline(always)]
+    pub fn bind_matched<'x, T: Element>(
+        &'x self,
+        a: &'x TensorRead<'_, T>,
+        b: &'x TensorRead<'_, T>,
+    ) -> BoundMatmul<'x, T> {
+        debug_assert!(self.matches(a.layout(), b.layout()), "the caller checked the operands");
+        BoundMatmul { plan: self, a: a.storage(), ao: a.offset(), b: b.storage(), bo: b.offset() }
     }
 
     /// Runs the plan on `a` and `b`, writing `a·b` into `out` (dense row-major of the product's

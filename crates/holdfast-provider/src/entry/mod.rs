@@ -118,11 +118,39 @@ impl<'d> CpuOperationEntry<'d> {
         }
     }
 
-    /// Runs one lower-library call `f`, inside the domain's pool when it fans out, inline
-    /// otherwise, and counts the route in `routes`.
+    /// Where one lower-library call of `family` and `size` runs, decided once and counted in
+    /// `routes`: inline on the caller's thread ([`Par::Seq`]), fanned out from a thread already
+    /// inside the domain's pool, or through an install of the pool. The caller then hands the
+    /// kernel call to [`Route::run`].
     ///
-    /// `f` receives the [`Par`] to pass to the kernel. The pool is installed for `f` only; when
-    /// this returns, the caller is back on its own thread.
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_kernels::{Family, Par};
+    /// use holdfast_provider::{CpuDomain, CpuOperationEntry, ParallelMode, RouteCounters};
+    ///
+    /// let domain = CpuDomain::process_default()?;
+    /// let entry = CpuOperationEntry::new(&domain, ParallelMode::Inner);
+    /// let mut routes = RouteCounters::default();
+    /// let small = entry.route(Family::Gemm, 2 * 4 * 4 * 4, &mut routes);
+    /// assert_eq!(small.run(|par| par), Par::Seq);
+    /// assert_eq!(routes.inline, 1);
+    /// # Ok::<(), holdfast_provider::ProviderError>(())
+    /// ```
+    #[inline]
+    pub fn route(self, family: Family, size: u64, routes: &mut RouteCounters) -> Route<'d> {
+        let par = self.par_for(family, size);
+        match (par, self.domain.pool()) {
+            (Par::Rayon(_), Some(pool)) => fan_out(pool, par, routes),
+            _ => {
+                routes.inline += 1;
+                Route::Inline
+            }
+        }
+    }
+
+    /// [`route`](Self::route) and [`Route::run`] in one call: runs `f` inside the domain's pool
+    /// when the operation fans out, inline otherwise.
     ///
     /// # Panics
     ///
@@ -155,33 +183,54 @@ impl<'d> CpuOperationEntry<'d> {
         R: Send,
         F: FnOnce(Par) -> R + Send,
     {
-        let par = self.par_for(family, size);
-        match (par, self.domain.pool()) {
-            (Par::Rayon(_), Some(pool)) => fan_out(pool, par, routes, f),
-            // The common, small case stays in the caller's code (this function is inlined, the
-            // fan-out is not): no call, no pool.
-            _ => {
-                routes.inline += 1;
-                f(Par::Seq)
-            }
+        self.route(family, size, routes).run(f)
+    }
+}
+
+/// Where one lower-library call runs ([`CpuOperationEntry::route`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Route<'d> {
+    /// On the caller's thread, serially: the common, small case.
+    Inline,
+    /// On the caller's thread, which is already a worker of the domain's pool: the kernel may
+    /// fan out with this parallelism without an install.
+    InPool(Par),
+    /// Inside an install of the domain's pool, with this parallelism.
+    Install(&'d rayon::ThreadPool, Par),
+}
+
+impl Route<'_> {
+    /// Runs one kernel call `f` on this route; `f` receives the [`Par`] to pass to the kernel.
+    /// The pool is installed for `f` only: when this returns, the caller is back on its own
+    /// thread, outside the pool (P2).
+    ///
+    /// # Panics
+    ///
+    /// A panic in `f` propagates to the caller.
+    ///
+    /// # Examples
+    ///
+    /// See [`CpuOperationEntry::route`].
+    #[inline]
+    pub fn run<R: Send>(self, f: impl FnOnce(Par) -> R + Send) -> R {
+        match self {
+            Route::Inline => f(Par::Seq),
+            Route::InPool(par) => f(par),
+            // The operation install site (docs/design/provider-routes.md).
+            Route::Install(pool, par) => pool.install(|| f(par)),
         }
     }
 }
 
-/// The fanning-out arm of [`CpuOperationEntry::with_native_parallelism`]: in place on a worker
-/// of the pool, else through the operation install site.
+/// The fanning-out arm of [`CpuOperationEntry::route`]: in place on a worker of the pool, else
+/// through an install. Out of line: the inlined route stays small.
 #[inline(never)]
-fn fan_out<R, F>(pool: &rayon::ThreadPool, par: Par, routes: &mut RouteCounters, f: F) -> R
-where
-    R: Send,
-    F: FnOnce(Par) -> R + Send,
-{
+fn fan_out<'d>(pool: &'d rayon::ThreadPool, par: Par, routes: &mut RouteCounters) -> Route<'d> {
     if pool.current_thread_index().is_some() {
         routes.in_pool += 1;
-        f(par)
+        Route::InPool(par)
     } else {
         routes.installs += 1;
-        // The operation install site (docs/design/provider-routes.md).
-        pool.install(|| f(par))
+        Route::Install(pool, par)
     }
 }

@@ -6,60 +6,17 @@
 //! is a fixed array (no allocation).
 
 use std::mem;
-use std::ops::Deref;
 
 use holdfast_kernels::KernelError;
+use holdfast_kernels::fingerprint::mix;
 use holdfast_kernels::matmul::{BoundMatmul, MatmulPlan};
 use holdfast_tensor::{Element, Layout, TensorRead};
 
 use super::lru::Lru;
 use super::{CacheLimits, PlanCacheStats};
 
-/// A plan from [`GemmAnalysisCache::get_or_prepare`]: the cached entry, or a fresh plan the
-/// cache could not keep (larger than its byte bound). Two words either way: a prepared plan is
-/// several hundred bytes, and returning it inline would copy it on every hit.
-///
-/// # Examples
-///
-/// ```
-/// use holdfast_resources::{GemmAnalysisCache, PlanRef};
-/// use holdfast_tensor::Tensor;
-///
-/// let a = Tensor::<f64>::zeros([2, 2]);
-/// let mut cache = GemmAnalysisCache::default();
-/// let plan = cache.get_or_prepare(a.layout(), a.layout())?;
-/// assert!(matches!(plan, PlanRef::Cached(_)));
-/// assert_eq!(plan.out_shape(), &[2, 2]);
-/// # Ok::<(), holdfast_kernels::KernelError>(())
-/// ```
-#[derive(Debug)]
-pub enum PlanRef<'a> {
-    /// The cache's entry.
-    Cached(&'a MatmulPlan),
-    /// A plan prepared for this call only.
-    Fresh(Box<MatmulPlan>),
-}
-
-impl Deref for PlanRef<'_> {
-    type Target = MatmulPlan;
-
-    #[inline]
-    fn deref(&self) -> &MatmulPlan {
-        match self {
-            PlanRef::Cached(plan) => plan,
-            PlanRef::Fresh(plan) => plan,
-        }
-    }
-}
-
 /// Per-entry bookkeeping counted against the byte bound (links and index slot).
 const ENTRY_OVERHEAD: usize = 48;
-
-/// Mixing step of the key fingerprint (multiply-rotate, as in rustc's FxHash).
-#[inline]
-pub(crate) fn mix(h: u64, word: u64) -> u64 {
-    (h.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
-}
 
 /// Words of a key: for each operand its rank, shape and strides (rank ≤ 3), zero-padded.
 const KEY_WORDS: usize = 2 * (1 + 2 * 3);
@@ -162,6 +119,8 @@ impl GemmKey {
 #[derive(Debug)]
 pub struct GemmAnalysisCache {
     lru: Lru<GemmKey, MatmulPlan>,
+    /// The last plan too large for the byte bound: prepared, used once, replaced by the next.
+    uncached: Option<Box<MatmulPlan>>,
 }
 
 impl Default for GemmAnalysisCache {
@@ -177,7 +136,7 @@ impl GemmAnalysisCache {
     ///
     /// See [`GemmAnalysisCache`].
     pub fn new(limits: CacheLimits) -> Self {
-        GemmAnalysisCache { lru: Lru::new(limits) }
+        GemmAnalysisCache { lru: Lru::new(limits), uncached: None }
     }
 
     /// The plan of the product of `a` and `b` if cached (counted as a hit or a miss).
@@ -200,8 +159,9 @@ impl GemmAnalysisCache {
         Some(self.lru.value(i))
     }
 
-    /// The plan of the product of `a` and `b`, prepared and stored on a miss. The plan is
-    /// borrowed from the cache, or owned when it is too large to be stored.
+    /// The plan of the product of `a` and `b`, prepared and stored on a miss. A plan too large
+    /// for the cache's byte bound is prepared all the same and kept aside until the next such
+    /// plan (it counts as a miss, and no entry is evicted for it).
     ///
     /// # Errors
     ///
@@ -211,15 +171,15 @@ impl GemmAnalysisCache {
     /// # Examples
     ///
     /// See [`GemmAnalysisCache`].
-    pub fn get_or_prepare(&mut self, a: &Layout, b: &Layout) -> Result<PlanRef<'_>, KernelError> {
+    pub fn get_or_prepare(&mut self, a: &Layout, b: &Layout) -> Result<&MatmulPlan, KernelError> {
         // A session that repeats one product (the common case) hits the most recent entry: the
         // plan's own layouts are compared, with no key built and nothing hashed.
         if let Some(i) = self.lru.lookup_front(|_, plan| plan.matches(a, b)) {
-            return Ok(PlanRef::Cached(self.lru.value(i)));
+            return Ok(self.lru.value(i));
         }
         let Some(key) = GemmKey::new(a, b) else {
             // No product exists for these ranks: `MatmulPlan::new` reports why.
-            return MatmulPlan::new(a, b).map(|p| PlanRef::Fresh(Box::new(p)));
+            return Ok(&**self.uncached.insert(Box::new(MatmulPlan::new(a, b)?)));
         };
         let fingerprint = key.fingerprint;
         let i = match self.lru.lookup(fingerprint, |k| *k == key) {
@@ -229,22 +189,22 @@ impl GemmAnalysisCache {
                 let bytes = mem::size_of::<(GemmKey, MatmulPlan)>() + ENTRY_OVERHEAD;
                 match self.lru.insert(fingerprint, key, plan, bytes, |x, y| x == y) {
                     Ok(i) => i,
-                    Err((_, plan)) => return Ok(PlanRef::Fresh(Box::new(plan))),
+                    Err((_, plan)) => return Ok(&**self.uncached.insert(Box::new(plan))),
                 }
             }
         };
-        Ok(PlanRef::Cached(self.lru.value(i)))
+        Ok(self.lru.value(i))
     }
 
-    /// Runs `f` with the plan of the product of `a` and `b` bound to them
-    /// ([`MatmulPlan::bind`]: their layouts checked once, not again when it executes), the plan
-    /// prepared and stored on a miss. This is a session's per-operation path: when the most
-    /// recent plan is the one (a session repeating one product), it is checked against the
-    /// operands directly, with no key built and nothing hashed, and that check is the only one.
+    /// The plan of the product of `a` and `b` bound to them ([`MatmulPlan::bind`]: their
+    /// layouts checked once, not again when it executes), prepared and stored on a miss. This
+    /// is a session's per-operation lookup: when the most recent plan is the one (a session
+    /// repeating one product), it is checked against the operands directly, with no key built
+    /// and nothing hashed, and that check is the only one.
     ///
     /// # Errors
     ///
-    /// [`KernelError::MatmulShape`] for operands that cannot be multiplied (`f` does not run).
+    /// [`KernelError::MatmulShape`] for operands that cannot be multiplied.
     ///
     /// # Examples
     ///
@@ -256,27 +216,24 @@ impl GemmAnalysisCache {
     /// let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0])?;
     /// let mut out = Tensor::<f64>::zeros([2, 2]);
     /// let mut cache = GemmAnalysisCache::default();
+    /// let (ra, rb) = (a.read(), a.read());
     /// for _ in 0..3 {
-    ///     cache.with_bound(&a.read(), &a.read(), |bound| bound.execute_into(&mut out, Par::Seq))??;
+    ///     cache.bind(&ra, &rb)?.execute_into(&mut out, Par::Seq)?;
     /// }
     /// assert_eq!(out.as_slice(), &[7.0, 10.0, 15.0, 22.0]);
     /// assert_eq!((cache.stats().misses, cache.stats().hits), (1, 2));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[inline]
-    pub fn with_bound<T: Element, R>(
-        &mut self,
-        a: &TensorRead<'_, T>,
-        b: &TensorRead<'_, T>,
-        f: impl FnOnce(BoundMatmul<'_, T>) -> R,
-    ) -> Result<R, KernelError> {
-        if let Some(bound) = self.lru.front().and_then(|plan| plan.try_bind(a, b)) {
-            let value = f(bound);
-            self.lru.count_front_hit();
-            return Ok(value);
+    pub fn bind<'x, T: Element>(
+        &'x mut self,
+        a: &'x TensorRead<'_, T>,
+        b: &'x TensorRead<'_, T>,
+    ) -> Result<BoundMatmul<'x, T>, KernelError> {
+        if let Some(i) = self.lru.lookup_front(|_, plan| plan.matches(a.layout(), b.layout())) {
+            return Ok(self.lru.value(i).bind_matched(a, b));
         }
-        let plan = self.get_or_prepare(a.layout(), b.layout())?;
-        Ok(f(plan.bind(a, b)?))
+        self.get_or_prepare(a.layout(), b.layout())?.bind(a, b)
     }
 }
 

@@ -140,20 +140,6 @@ impl<K, V> Lru<K, V> {
         }
     }
 
-    /// The most recent entry's value, counting nothing: a caller that then finds it matching
-    /// counts the hit with [`count_front_hit`](Self::count_front_hit), else falls back to
-    /// [`lookup`](Self::lookup).
-    #[inline]
-    pub(crate) fn front(&self) -> Option<&V> {
-        self.entries.get(self.head as usize).map(|(_, value)| value)
-    }
-
-    /// Counts a hit on the most recent entry (after [`front`](Self::front) matched).
-    #[inline]
-    pub(crate) fn count_front_hit(&mut self) {
-        self.hits += 1;
-    }
-
     /// The value of live entry `i` (from [`lookup`](Self::lookup) or
     /// [`insert`](Self::insert), with no removal in between).
     #[inline]

@@ -1,5 +1,5 @@
 //! The engine's plan caches (SPEC R8, B3): [`GemmAnalysisCache`] (validated matrix products by
-//! operand layouts) and [`IndexedPlanCache`] (prepared einsum plans by content key, the
+//! operand layouts) and [`EinsumPlanCache`] (prepared einsum plans by content key, the
 //! kernels' [`PlanStore`](holdfast_kernels::einsum::PlanStore)).
 //!
 //! Both are keyed by content (operation, dtype, shapes, strides, path), never by
@@ -100,14 +100,14 @@ macro_rules! plan_cache_bookkeeping {
     };
 }
 
+mod einsum;
 mod gemm;
-mod indexed;
 mod lru;
 #[cfg(test)]
 mod tests;
 
-pub use gemm::{GemmAnalysisCache, GemmKey, PlanRef};
-pub use indexed::IndexedPlanCache;
+pub use einsum::{EinsumHandle, EinsumPlanCache};
+pub use gemm::{GemmAnalysisCache, GemmKey};
 
 /// Bounds of a plan cache: at most `max_entries` entries and `max_bytes` approximate bytes
 /// (keys, values and bookkeeping).
@@ -152,7 +152,8 @@ impl Default for CacheLimits {
     }
 }
 
-/// Statistics of a plan cache.
+/// Statistics of a plan cache: the kernels' type, which every store (the kernels' simple ones,
+/// and both caches here) reports.
 ///
 /// # Examples
 ///
@@ -168,38 +169,4 @@ impl Default for CacheLimits {
 /// assert_eq!((s.entries, s.misses, s.hits), (1, 1, 1));
 /// # Ok::<(), holdfast_kernels::KernelError>(())
 /// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PlanCacheStats {
-    /// Entries stored.
-    pub entries: usize,
-    /// Approximate bytes of the stored entries.
-    pub bytes: usize,
-    /// Lookups that found an entry.
-    pub hits: u64,
-    /// Lookups that found none (each is normally followed by a preparation).
-    pub misses: u64,
-    /// Insertions (including those rejected).
-    pub insertions: u64,
-    /// Entries evicted to keep the bounds.
-    pub evictions: u64,
-    /// Insertions not stored because the entry alone exceeds a bound.
-    pub rejected: u64,
-    /// Times the cache was cleared.
-    pub clears: u64,
-}
-
-impl PlanCacheStats {
-    /// Hits plus misses.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use holdfast_resources::PlanCacheStats;
-    ///
-    /// assert_eq!(PlanCacheStats::default().lookups(), 0);
-    /// ```
-    pub fn lookups(&self) -> u64 {
-        self.hits + self.misses
-    }
-}
+pub use holdfast_kernels::einsum::PlanCacheStats;

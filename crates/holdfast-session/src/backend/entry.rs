@@ -6,19 +6,17 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use holdfast_affinity::CallerAffinityGuard;
 use holdfast_arbiter::{
-    AdmissionError, AdmissionMode, ExecutionOwnerGuard, OwnerId, ResourcePermit, current_owner,
-    fresh_execution_owner, has_active_execution,
+    AdmissionError, AdmissionMode, ResourcePermit, current_owner, fresh_execution_owner,
+    has_active_execution,
 };
-use holdfast_provider::{CpuOperationEntry, ParallelMode};
-use holdfast_resources::{EngineResourceCheckout, EngineResourceSlot, EngineResources};
+use holdfast_provider::CpuOperationEntry;
 
-use crate::engine::CpuEngine;
+use crate::admission::{Admission, EnterError, SharedAdmission};
 use crate::error::ReentryReason;
 use crate::held::OpenedAdmission;
 use crate::scope::{ScopeFrame, enter_scope, open_scope, scope_is_open};
-use crate::view::{OpCounters, ViewOrigin, with_operation_session};
+use crate::view::{OpCounters, ViewOrigin, with_view};
 use crate::{CpuBackend, CpuExecSession, CpuHeldSession, CpuHeldSessionError, SessionEntryError};
 
 impl CpuBackend {
@@ -136,25 +134,10 @@ impl CpuBackend {
                 }
                 Err(e) => return Err(e.into()),
             };
-        // Acquisition order: permit, affinity, owner marker, checkout. Release is the reverse,
-        // the field order of the session state (S4).
-        let affinity = CallerAffinityGuard::enter(engine.domain.cpus())
-            .map_err(|source| SessionEntryError::Executor { source })?;
-        let owner_guard = ExecutionOwnerGuard::enter(owner);
-        let Some(checkout) = EngineResourceCheckout::take(&engine.resources) else {
-            // Unreachable while the engine invariant holds (an admitted opener finds the slot
-            // Ready); reported, never a panic. Drops release in the right order.
-            drop(owner_guard);
-            let _ = affinity.finish();
-            drop(permit);
-            return Err(SessionEntryError::ResourcePoisoned { what: "the engine resource slot" });
-        };
+        let admission = enter_engine(permit, engine)?;
         Ok(CpuHeldSession::new(OpenedAdmission {
             backend: self,
-            checkout,
-            owner: owner_guard,
-            affinity,
-            permit,
+            admission,
             admission_wait,
             syscalls_before,
         }))
@@ -203,12 +186,12 @@ impl CpuBackend {
         f: impl FnOnce(&mut CpuExecSession<'_>) -> R,
     ) -> Result<R, SessionEntryError> {
         if let Some(child) = &self.child {
-            return self.run_child(child.owner, &child.resources, f);
+            return self.run_child(child, f);
         }
-        if let Some((engine, owner, permit)) = open_scope()
+        if let Some((engine, _, permit)) = open_scope()
             && engine == self.engine.id()
         {
-            return self.run_shared(owner, permit, f);
+            return self.run_shared(permit, f);
         }
         let mut session = self.open_session()?;
         let value = session.with_session(f);
@@ -223,50 +206,19 @@ impl CpuBackend {
     /// The shared-scope arm: the scope's admission, the engine's resources for one callback.
     fn run_shared<R>(
         &self,
-        owner: OwnerId,
         permit: Arc<ResourcePermit>,
         f: impl FnOnce(&mut CpuExecSession<'_>) -> R,
     ) -> Result<R, SessionEntryError> {
         if has_active_execution() {
             return Err(reentered(ReentryReason::ExecutionActive));
         }
-        let engine = &*self.engine;
-        let affinity = CallerAffinityGuard::enter(engine.domain.cpus())
-            .map_err(|source| SessionEntryError::Executor { source })?;
-        let owner_guard = ExecutionOwnerGuard::enter(owner);
-        let Some(mut checkout) = EngineResourceCheckout::take(&engine.resources) else {
-            drop(owner_guard);
-            let _ = affinity.finish();
-            return Err(SessionEntryError::ResourcePoisoned { what: "the engine resource slot" });
-        };
+        let engine = &self.engine;
+        let mut admission: SharedAdmission<'_> = enter_engine(permit, engine)?;
         let mut counters = OpCounters::default();
         let entry = CpuOperationEntry::new(&engine.domain, engine.mode);
-        let origin = ViewOrigin { engine: &self.engine, owner };
-        let value = with_operation_session(&mut checkout, entry, &mut counters, origin, f);
-        drop(checkout);
-        drop(owner_guard);
-        let restored = affinity.finish();
-        drop(permit);
-        restored.map(|()| value).map_err(|source| SessionEntryError::Executor { source })
-    }
-
-    /// The reentrant-child arm: joins `owner` (never waits), private resources, no affinity change.
-    fn run_child<R>(
-        &self,
-        owner: OwnerId,
-        resources: &EngineResourceSlot,
-        f: impl FnOnce(&mut CpuExecSession<'_>) -> R,
-    ) -> Result<R, SessionEntryError> {
-        // Joins the parent's reservation: never waits; `OwnerGone` once the parent has ended.
-        let permit = self.engine.arbiter.join(owner)?;
-        let mut counters = OpCounters::default();
-        let value = run_as_child(&self.engine, &permit, resources, |checked_out, origin| {
-            // A child runs inside its parent's operation: it never installs the pool itself.
-            let entry = CpuOperationEntry::new(&origin.engine.domain, ParallelMode::Serial);
-            with_operation_session(checked_out, entry, &mut counters, origin, f)
-        });
-        drop(permit);
-        value
+        let origin = ViewOrigin { engine, owner: admission.owner() };
+        let value = with_view(&mut admission, entry, &mut counters, origin, f);
+        admission.release().map(|()| value).map_err(|source| SessionEntryError::Executor { source })
     }
 
     /// Holds one admission of this engine for every scoped entry inside `f` (a shared scope).
@@ -324,33 +276,25 @@ impl CpuBackend {
     }
 }
 
-/// Runs `f` as an admitted reentrant child (A6), shared by the child arm of
-/// [`CpuBackend::with_backend_session`] and the lanes of a phase lease (`crate::phase`): marks
-/// this thread with the admission's owner, checks the child's private `resources` out, runs `f`
-/// on them, and releases in the reverse order — resources, then marker — on return and on unwind
-/// alike. `admission` is the child's joined permit (`arbiter.join(owner)`, never a wait), taken by
-/// the caller and released after this returns. No affinity change: a child runs where its parent
-/// (or the pool worker) already runs.
+/// Enters an admission of `engine` itself (a root's or a shared scope's): the caller's affinity
+/// narrowed to the engine's CPUs, the engine's resources.
 ///
 /// # Errors
 ///
-/// [`SessionEntryError::Contended`] when the private resources are checked out by another entry
-/// (never a wait); `f` has not run.
-pub(crate) fn run_as_child<R>(
-    engine: &Arc<CpuEngine>,
-    admission: &ResourcePermit,
-    resources: &EngineResourceSlot,
-    f: impl FnOnce(&mut EngineResources, ViewOrigin<'_>) -> R,
-) -> Result<R, SessionEntryError> {
-    let owner = admission.owner();
-    let owner_guard = ExecutionOwnerGuard::enter(owner);
-    let Some(mut checkout) = EngineResourceCheckout::take(resources) else {
-        return Err(SessionEntryError::Contended { holder: None, waiters_ahead: 0 });
-    };
-    let value = f(&mut checkout, ViewOrigin { engine, owner });
-    drop(checkout);
-    drop(owner_guard);
-    Ok(value)
+/// [`SessionEntryError::Executor`] when the affinity cannot be narrowed;
+/// [`SessionEntryError::ResourcePoisoned`] when the engine's slot is not `Ready` (unreachable
+/// while the engine invariant holds: an admitted opener finds it `Ready`; reported, never a
+/// panic).
+fn enter_engine<P: std::borrow::Borrow<ResourcePermit>>(
+    permit: P,
+    engine: &crate::engine::CpuEngine,
+) -> Result<Admission<'_, P>, SessionEntryError> {
+    Admission::enter(permit, Some(engine.domain.cpus()), &engine.resources).map_err(|e| match e {
+        EnterError::Affinity(source) => SessionEntryError::Executor { source },
+        EnterError::SlotUnavailable => {
+            SessionEntryError::ResourcePoisoned { what: "the engine resource slot" }
+        }
+    })
 }
 
 fn reentered(cause: ReentryReason) -> SessionEntryError {

@@ -19,12 +19,9 @@ mod tests;
 
 use std::sync::Arc;
 
-pub use builder::CpuBackendBuilder;
-pub(crate) use entry::run_as_child;
-use holdfast_arbiter::OwnerId;
-use holdfast_resources::{EngineResourceSlot, EngineResources};
-
+use crate::child::ChildContext;
 use crate::engine::CpuEngine;
+pub use builder::CpuBackendBuilder;
 
 /// A cheap, clonable handle on one CPU engine (S1). Clones share the engine.
 ///
@@ -55,13 +52,6 @@ pub struct CpuBackend {
     pub(crate) child: Option<Arc<ChildContext>>,
 }
 
-/// What a child handle carries: the owner it joins and its private resources.
-#[derive(Debug)]
-pub(crate) struct ChildContext {
-    pub(crate) owner: OwnerId,
-    pub(crate) resources: EngineResourceSlot,
-}
-
 impl CpuBackend {
     /// A builder for a backend with its own engine.
     pub fn builder() -> CpuBackendBuilder {
@@ -87,16 +77,6 @@ impl CpuBackend {
 
     pub(crate) fn root(engine: Arc<CpuEngine>) -> Self {
         CpuBackend { engine, child: None }
-    }
-
-    pub(crate) fn child_of(engine: &Arc<CpuEngine>, owner: OwnerId) -> Self {
-        CpuBackend {
-            engine: Arc::clone(engine),
-            child: Some(Arc::new(ChildContext {
-                owner,
-                resources: EngineResourceSlot::new(EngineResources::for_child_execution()),
-            })),
-        }
     }
 
     /// The engine's thread budget.

@@ -2,27 +2,21 @@
 //!
 //! # Ownership and release order (S4)
 //!
-//! The session's state is a struct of owned guards with **no `Drop` impl** anywhere on the way, so
-//! the fields' declaration order is the release order when a session is dropped:
-//!
-//! 1. `checkout` — the engine's resources go back into their slot;
-//! 2. `owner` — the thread's execution-owner marker is restored;
-//! 3. `affinity` — the caller's CPU mask is restored (the only fallible step);
-//! 4. `permit` — the admission is released, waking queued openers.
-//!
-//! Resources go back before the admission is released, so an opener woken by step 4 always finds
-//! the slot `Ready`. The last field, `lanes`, holds the private resources of the session's phase
-//! lanes (built at its first [`CpuHeldSession::phase`]); they are not the engine's, so they are
-//! freed after the admission is released and a queued opener does not wait for that.
-//! [`CpuHeldSession::close`] destructures the same fields and drops them in the same order, so the
-//! explicit and the implicit paths cannot diverge; it only adds the report of a failed restore.
+//! The session's state is a struct with **no `Drop` impl** anywhere on the way: the admission
+//! (`OwnedAdmission`: checkout, owner marker, affinity, permit, in release order, see
+//! `crate::admission`), then the telemetry, then `lanes`, the private resources of the session's
+//! phase lanes (built at its first [`CpuHeldSession::phase`]). Field order is drop order: the
+//! admission is released first, whole, so an opener woken by its permit finds the slot `Ready`;
+//! the lanes' resources are not the engine's and are freed after, without a queued opener
+//! waiting for that. [`CpuHeldSession::close`] destructures the same fields and releases them in
+//! the same order through `Admission::release`, adding only the report of a failed restore.
 //!
 //! # The operation path
 //!
 //! [`CpuHeldSession::with_session`] builds one [`CpuExecSession`] view over the checked-out
-//! resources inside a buffer-pool loan, runs the callback, and drops the view. It takes no lock
-//! (the resources are owned by value), reads no clock, clones no handle, and counts in plain
-//! integers (B2, B4).
+//! resources inside a buffer-pool loan (`crate::view::with_view`), runs the callback, and drops
+//! the view. It takes no lock (the resources are owned by value), reads no clock, clones no
+//! handle, and counts in plain integers (B2, B4).
 
 #[cfg(test)]
 mod tests;
@@ -30,13 +24,12 @@ mod tests;
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use holdfast_affinity::{CallerAffinityGuard, SystemCalls};
-use holdfast_arbiter::{ExecutionOwnerGuard, ResourcePermit};
+use holdfast_affinity::SystemCalls;
 use holdfast_provider::CpuOperationEntry;
-use holdfast_resources::{BufferPoolStats, EngineResourceCheckout, PlanCacheStats};
 
+use crate::admission::OwnedAdmission;
 use crate::phase::{LaneSet, PhaseTotals, lease};
-use crate::view::{OpCounters, ViewOrigin, with_operation_session};
+use crate::view::{OpCounters, ResourceCounters, ViewOrigin, with_view};
 use crate::{
     CpuBackend, CpuExecSession, CpuHeldSessionError, CpuPhase, CpuPhaseError, SessionStats,
 };
@@ -81,10 +74,7 @@ pub struct CpuHeldSession<'b> {
 #[derive(Debug)]
 struct HeldSessionState<'b> {
     backend: &'b CpuBackend,
-    checkout: EngineResourceCheckout<'b>,
-    owner: ExecutionOwnerGuard,
-    affinity: CallerAffinityGuard,
-    permit: ResourcePermit,
+    admission: OwnedAdmission<'b>,
     telemetry: Telemetry,
     /// Private resources of the phase lanes: `None` until the first phase.
     lanes: Option<LaneSet>,
@@ -98,54 +88,33 @@ struct Telemetry {
     admission_wait: Duration,
     /// Affinity system calls on this thread before the open.
     syscalls_at_open: u64,
-    /// Pool hits and misses at open.
-    pool_at_open: (u64, u64),
-    /// Plan-cache hits and misses (einsum plus GEMM) at open.
-    plans_at_open: (u64, u64),
+    /// The resources' pool and plan-cache counters at open.
+    resources_at_open: ResourceCounters,
     /// What the session's phases did.
     phases: PhaseTotals,
-}
-
-fn pool_counts(s: &BufferPoolStats) -> (u64, u64) {
-    (s.hits, s.misses)
-}
-
-fn plan_counts(einsum: &PlanCacheStats, gemm: &PlanCacheStats) -> (u64, u64) {
-    (einsum.hits + gemm.hits, einsum.misses + gemm.misses)
 }
 
 /// Everything an open produced, handed to [`CpuHeldSession::new`].
 pub(crate) struct OpenedAdmission<'b> {
     pub(crate) backend: &'b CpuBackend,
-    pub(crate) checkout: EngineResourceCheckout<'b>,
-    pub(crate) owner: ExecutionOwnerGuard,
-    pub(crate) affinity: CallerAffinityGuard,
-    pub(crate) permit: ResourcePermit,
+    pub(crate) admission: OwnedAdmission<'b>,
     pub(crate) admission_wait: Duration,
     pub(crate) syscalls_before: SystemCalls,
 }
 
 impl<'b> CpuHeldSession<'b> {
     pub(crate) fn new(opened: OpenedAdmission<'b>) -> Self {
-        let resources = &*opened.checkout;
         let telemetry = Telemetry {
             ops: OpCounters::default(),
             admission_wait: opened.admission_wait,
             syscalls_at_open: opened.syscalls_before.reads + opened.syscalls_before.writes,
-            pool_at_open: pool_counts(&resources.buffers.stats()),
-            plans_at_open: plan_counts(
-                &resources.indexed_plan_cache.stats(),
-                &resources.gemm_analysis_cache.stats(),
-            ),
+            resources_at_open: ResourceCounters::of(&opened.admission),
             phases: PhaseTotals::default(),
         };
         CpuHeldSession {
             state: HeldSessionState {
                 backend: opened.backend,
-                checkout: opened.checkout,
-                owner: opened.owner,
-                affinity: opened.affinity,
-                permit: opened.permit,
+                admission: opened.admission,
                 telemetry,
                 lanes: None,
                 _not_send_sync: PhantomData,
@@ -181,8 +150,8 @@ impl<'b> CpuHeldSession<'b> {
         let state = &mut self.state;
         let engine = &state.backend.engine;
         let entry = CpuOperationEntry::new(&engine.domain, engine.mode);
-        let origin = ViewOrigin { engine, owner: state.permit.owner() };
-        with_operation_session(&mut state.checkout, entry, &mut state.telemetry.ops, origin, f)
+        let origin = ViewOrigin { engine, owner: state.admission.owner() };
+        with_view(&mut state.admission, entry, &mut state.telemetry.ops, origin, f)
     }
 
     /// Opens a phase lease (SPEC B1): lends the engine's worker pool to `f` for a phase, without
@@ -243,7 +212,7 @@ impl<'b> CpuHeldSession<'b> {
             return Err(CpuPhaseError::PoolWorker { worker });
         }
         let lanes = state.lanes.get_or_insert_with(|| LaneSet::new(engine.domain.threads()));
-        let owner = state.permit.owner();
+        let owner = state.admission.owner();
         lease(engine, owner, lanes, &mut state.telemetry.phases, f)
     }
 
@@ -259,25 +228,20 @@ impl<'b> CpuHeldSession<'b> {
     /// ```
     pub fn stats(&self) -> SessionStats {
         let t = &self.state.telemetry;
-        let resources = &*self.state.checkout;
-        let pool = resources.buffers.stats();
-        let (pool_hits, pool_misses) = pool_counts(&pool);
-        let (plan_hits, plan_misses) = plan_counts(
-            &resources.indexed_plan_cache.stats(),
-            &resources.gemm_analysis_cache.stats(),
-        );
-        let now = holdfast_affinity::system_calls();
+        let (open, now) = (t.resources_at_open, ResourceCounters::of(&self.state.admission));
+        let retained = self.state.admission.buffers.stats().retained_bytes;
+        let calls = holdfast_affinity::system_calls();
         SessionStats {
             admission_wait: t.admission_wait,
             operations: t.ops.operations,
             pool_installs: t.ops.routes.installs,
             inline_runs: t.ops.routes.inline + t.ops.routes.in_pool,
-            buffer_hits: pool_hits - t.pool_at_open.0,
-            buffer_misses: pool_misses - t.pool_at_open.1,
-            buffer_retained_bytes: pool.retained_bytes as u64,
-            plan_hits: plan_hits - t.plans_at_open.0,
-            plan_misses: plan_misses - t.plans_at_open.1,
-            affinity_syscalls: (now.reads + now.writes) - t.syscalls_at_open,
+            buffer_hits: now.buffer_hits - open.buffer_hits,
+            buffer_misses: now.buffer_misses - open.buffer_misses,
+            buffer_retained_bytes: retained as u64,
+            plan_hits: now.plan_hits - open.plan_hits,
+            plan_misses: now.plan_misses - open.plan_misses,
+            affinity_syscalls: (calls.reads + calls.writes) - t.syscalls_at_open,
             phase_runs: t.phases.runs,
             lane_operations: t.phases.lane_operations,
         }
@@ -285,7 +249,7 @@ impl<'b> CpuHeldSession<'b> {
 
     /// The owner id this session admitted.
     pub fn owner(&self) -> holdfast_arbiter::OwnerId {
-        self.state.permit.owner()
+        self.state.admission.owner()
     }
 
     /// Closes the session: releases resources, owner marker, affinity and admission, in that
@@ -307,23 +271,11 @@ impl<'b> CpuHeldSession<'b> {
     /// ```
     pub fn close(self) -> Result<SessionStats, CpuHeldSessionError> {
         let stats = self.stats();
-        // The bindings are declared in the reverse of the release order: should a release step
-        // panic, the locals still alive drop in reverse declaration order, which is then the
-        // release order again (owner marker, affinity, permit, lanes), as in a plain drop.
-        let HeldSessionState {
-            backend: _,
-            telemetry: _,
-            _not_send_sync: _,
-            lanes,
-            permit,
-            affinity,
-            owner,
-            checkout,
-        } = self.state;
-        drop(checkout);
-        drop(owner);
-        let restored = affinity.finish();
-        drop(permit);
+        // `lanes` is bound before `admission`: should the release panic, `lanes` still drops
+        // after it, as in a plain drop.
+        let HeldSessionState { backend: _, telemetry: _, _not_send_sync: _, lanes, admission } =
+            self.state;
+        let restored = admission.release();
         drop(lanes);
         restored.map(|()| stats).map_err(|source| CpuHeldSessionError::Restore { source })
     }

@@ -2,16 +2,14 @@
 //! telemetry ([`LaneStats`]).
 //!
 //! `run_lane` is what the provider's lane crew calls on each lane's thread (lane 0 on the phase's
-//! caller, the others on the crew's parked workers). It enters the lane
-//! through the crate's one child entry (`backend::run_as_child`, with the lane's permit joined
-//! when the phase opened: mark the thread with the session's owner, check the lane's private
-//! resources out), builds the operation view
-//! through the crate's one view builder (`view::with_operation_session`, serial mode), wraps it in
-//! a [`PhaseLane`] and runs the caller's body. A panic in the body is caught here, inside the
-//! checkout, so that the lane can discard its N-ary scratch (in an unknown state) before the
-//! resources go back to their slot; the view's buffer-pool loan has already made the pool whole
-//! while unwinding. Every outcome — done, failed, panicked, refused — is reported to the caller
-//! instead of being thrown across the pool.
+//! caller, the others on the crew's parked workers). It enters the lane through the crate's one
+//! child admission (`child::enter_child`, on the lane's permit joined when the phase opened,
+//! borrowed: mark the thread with the session's owner, check the lane's private resources out),
+//! builds the operation view (`child::with_child_view`, serial), wraps it in a [`PhaseLane`] and
+//! runs the caller's body. A panic in the body is caught here, inside the admission: the view's
+//! buffer-pool loan has already made the pool whole while unwinding, and the resources go back
+//! to their slot as the admission is released. Every outcome — done, failed, panicked, refused —
+//! is reported to the caller instead of being thrown across the pool.
 
 use std::any::Any;
 use std::ops::{Deref, DerefMut};
@@ -20,12 +18,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use holdfast_arbiter::ResourcePermit;
-use holdfast_provider::{CpuOperationEntry, ParallelMode};
 use holdfast_resources::EngineResourceSlot;
 
-use crate::backend::run_as_child;
+use crate::admission::BorrowedAdmission;
+use crate::child::{enter_child, with_child_view};
 use crate::engine::CpuEngine;
-use crate::view::{OpCounters, ResourceCounters, with_operation_session};
+use crate::view::{OpCounters, ResourceCounters};
 use crate::{CpuExecSession, SessionEntryError};
 
 /// No lane has failed yet (the first-failure index's initial value).
@@ -97,12 +95,10 @@ where
         let what = "the phase's lane set";
         return refused(SessionEntryError::ResourcePoisoned { what });
     };
-    let admitted = run_as_child(cx.engine, admission, slot, |resources, origin| {
+    let admitted = enter_child(admission, slot).map(|mut admission: BorrowedAdmission<'_, '_>| {
         let mut counters = OpCounters::default();
-        // Lanes are the parallelism: their operations never install the pool.
-        let entry = CpuOperationEntry::new(&origin.engine.domain, ParallelMode::Serial);
         let ran = catch_unwind(AssertUnwindSafe(|| {
-            with_operation_session(resources, entry, &mut counters, origin, |view| {
+            with_child_view(cx.engine, &mut admission, &mut counters, |view| {
                 let mut lane_view = PhaseLane {
                     view,
                     lane,
@@ -114,11 +110,10 @@ where
                 body(lane, &mut lane_view)
             })
         }));
-        if ran.is_err() {
-            // The scratch may be mid-write: drop it, a fresh one is made on next use.
-            resources.nary = None;
-        }
-        (ran, (counters.operations, ResourceCounters::of(resources)))
+        let resources = ResourceCounters::of(&admission);
+        // No affinity to restore: a child's release cannot fail.
+        let _ = admission.release();
+        (ran, (counters.operations, resources))
     });
     match admitted {
         Ok((ran, counters)) => {

@@ -14,8 +14,8 @@
 //! - **Admission.** Every lane is admitted as a reentrant child of the session's owner: when the
 //!   phase opens, one permit per lane joins the session's reservation (`arbiter.join`, never a
 //!   wait), held until the phase ends; in every run, each lane enters through the crate's one
-//!   child entry (`backend::run_as_child`, shared with child handles) with its permit: it marks
-//!   its thread with the session's owner and checks its private resources out. No run touches the
+//!   child admission (`child::enter_child`, shared with child handles) on its permit, borrowed:
+//!   it marks its thread with the session's owner and checks its private resources out. No run touches the
 //!   arbiter. The session's own permit is held for the whole phase, so an unrelated opener is
 //!   `Contended` (try) or waits (wait) while lanes run.
 //! - **Resources.** Each lane owns one private

@@ -248,7 +248,6 @@ fn a_lane_panic_leaves_the_lane_whole_and_the_phase_runs_again() {
         {
             let lane0 = EngineResourceCheckout::take(&slots[0]).unwrap();
             assert_eq!(lane0.buffers.stats().in_flight, 0, "the loan made the pool whole");
-            assert!(lane0.nary.is_none(), "the panicked lane's N-ary scratch was discarded");
         }
         phase
             .run(|_, view| {

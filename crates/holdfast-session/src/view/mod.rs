@@ -1,4 +1,4 @@
-//! [`CpuExecSession`]: the per-operation view, and [`with_operation_session`], the single place a
+//! [`CpuExecSession`]: the per-operation view, and [`with_view`], the single place a
 //! view is built (shared by the held session, the shared-scope arm and the child arm).
 //!
 //! # The operation path (S5, S9, B4, B5)
@@ -9,14 +9,16 @@
 //!
 //! 1. validates access (S9): every input must be host memory and ready, checked before any
 //!    kernel, shortcut or plan lookup, and rejected with a typed [`OpError`];
-//! 2. looks its plan up by content (B3) where the family has one;
-//! 3. runs the kernel through [`CpuOperationEntry::with_native_parallelism`], which installs the
-//!    engine's pool only above the family's threshold (B5);
-//! 4. counts itself in plain integers.
+//! 2. looks its plan up by content (B3) where the family has one: the GEMM cache's
+//!    `bind` (the operands checked once, against the plan) or the einsum store's
+//!    [`PlanStore::lookup`], the same lookup the kernels' `einsum_cached` makes;
+//! 3. picks its route ([`CpuOperationEntry::route`]: inline, or the engine's pool, installed
+//!    only above the family's threshold, B5) and counts itself in plain integers;
+//! 4. calls the kernel on that route.
 //!
-//! No waiting lock (the one mutex on the path, the N-ary contraction scratch's, is only ever
-//! taken with a non-waiting `try_lock`, and only by einsums of three or more operands), no
-//! clock, no handle clone (a child handle is derived only by
+//! Data flows down once: plan, route, kernel. The kernel's error comes back unchanged.
+//!
+//! No lock, no clock, no handle clone (a child handle is derived only by
 //! [`CpuExecSession::child_execution`]), and no allocation a warm pool could serve.
 
 mod linalg;
@@ -27,14 +29,11 @@ mod tests;
 use std::sync::Arc;
 
 use holdfast_arbiter::OwnerId;
-use holdfast_kernels::einsum::{EinsumPlan, PlanKey, PlanStore};
+use holdfast_kernels::einsum::PlanStore;
 use holdfast_kernels::linalg::LinalgScratch;
-use holdfast_kernels::matmul::BoundMatmul;
 use holdfast_kernels::{Family, KernelAlloc, KernelError, Par};
 use holdfast_provider::{CpuOperationEntry, RouteCounters};
-use holdfast_resources::{
-    BufferPoolLoan, ContractionWorkspaces, EngineResources, GemmAnalysisCache, IndexedPlanCache,
-};
+use holdfast_resources::{BufferPoolLoan, EinsumPlanCache, EngineResources, GemmAnalysisCache};
 use holdfast_tensor::{Element, Tensor, TensorRead};
 
 use crate::engine::CpuEngine;
@@ -61,7 +60,7 @@ impl ResourceCounters {
     fn read(
         pool: &holdfast_resources::BufferPool,
         gemm: &GemmAnalysisCache,
-        plans: &IndexedPlanCache,
+        plans: &EinsumPlanCache,
     ) -> Self {
         let pool = pool.stats();
         let (einsum, gemm) = (plans.stats(), gemm.stats());
@@ -94,21 +93,20 @@ pub(crate) struct ViewOrigin<'e> {
 ///
 /// On normal return the loan is finished (buffers in flight belong to the results); if `f`
 /// panics, the loan's drop replenishes the pool while unwinding (R6, S10).
-pub(crate) fn with_operation_session<R>(
+pub(crate) fn with_view<R>(
     resources: &mut EngineResources,
     entry: CpuOperationEntry<'_>,
     counters: &mut OpCounters,
     origin: ViewOrigin<'_>,
     f: impl FnOnce(&mut CpuExecSession<'_>) -> R,
 ) -> R {
-    let EngineResources { buffers, gemm_analysis_cache, indexed_plan_cache, linalg, nary, .. } =
+    let EngineResources { buffers, gemm_analysis_cache, indexed_plan_cache, linalg, .. } =
         resources;
     let mut view = CpuExecSession {
         loan: buffers.loan(),
         gemm: gemm_analysis_cache,
         plans: indexed_plan_cache,
         linalg,
-        nary,
         entry,
         counters,
         origin,
@@ -147,39 +145,11 @@ pub(crate) fn with_operation_session<R>(
 pub struct CpuExecSession<'s> {
     loan: BufferPoolLoan<'s>,
     gemm: &'s mut GemmAnalysisCache,
-    plans: &'s mut IndexedPlanCache,
+    plans: &'s mut EinsumPlanCache,
     linalg: &'s mut LinalgScratch,
-    nary: &'s mut Option<ContractionWorkspaces>,
     entry: CpuOperationEntry<'s>,
     counters: &'s mut OpCounters,
     origin: ViewOrigin<'s>,
-}
-
-/// Runs `run` with the cached plan of `a`·`b` bound to the operands (their layouts checked
-/// once, by the binding) and the parallelism of the provider's route for its size; counts the
-/// operation. The view's GEMM operations share it.
-#[inline]
-fn gemm_bound<T: Element, R: Send>(
-    gemm: &mut GemmAnalysisCache,
-    entry: CpuOperationEntry<'_>,
-    counters: &mut OpCounters,
-    a: &TensorRead<'_, T>,
-    b: &TensorRead<'_, T>,
-    run: impl FnOnce(&BoundMatmul<'_, T>, Par) -> Result<R, KernelError> + Send,
-) -> Result<R, OpError> {
-    // The kernel's error is boxed on its way out of the closures: a `Result` carrying a whole
-    // `KernelError` is returned through memory, and copying it back costs a store-forwarding
-    // stall per layer; a boxed one fits in a register.
-    // The bound plan is passed by reference: a by-value copy into the (not inlined) closure is
-    // made with 16-byte loads over 8-byte stores, which cannot be forwarded either.
-    let result = gemm.with_bound(a, b, |plan| {
-        counters.operations += 1;
-        let plan = &plan;
-        entry.with_native_parallelism(Family::Gemm, plan.flops(), &mut counters.routes, |par| {
-            run(plan, par).map_err(Box::new)
-        })
-    })?;
-    result.map_err(|e| OpError::from(*e))
 }
 
 /// Rejects foreign-domain or pending inputs (S9), before anything else looks at them.
@@ -244,10 +214,11 @@ impl CpuExecSession<'_> {
         b: TensorRead<'_, T>,
     ) -> Result<Tensor<T>, OpError> {
         check_access([&a, &b])?;
+        let plan = self.gemm.bind(&a, &b)?;
+        self.counters.operations += 1;
+        let route = self.entry.route(Family::Gemm, plan.flops(), &mut self.counters.routes);
         let loan = &mut self.loan;
-        gemm_bound(self.gemm, self.entry, self.counters, &a, &b, |plan, par| {
-            plan.execute(loan, par)
-        })
+        Ok(route.run(|par| plan.execute(loan, par))?)
     }
 
     /// [`matmul`](Self::matmul) into a caller-owned output of the right shape: no allocation at
@@ -288,9 +259,10 @@ impl CpuExecSession<'_> {
         if !out.readiness().is_ready() {
             return Err(OpError::BadOutput("pending"));
         }
-        gemm_bound(self.gemm, self.entry, self.counters, &a, &b, |plan, par| {
-            plan.execute_into(out, par)
-        })
+        let plan = self.gemm.bind(&a, &b)?;
+        self.counters.operations += 1;
+        let route = self.entry.route(Family::Gemm, plan.flops(), &mut self.counters.routes);
+        Ok(route.run(|par| plan.execute_into(out, par))?)
     }
 
     /// numpy-style einsum (K5) with a greedy path, the plan cached in the session by content.
@@ -356,33 +328,11 @@ impl CpuExecSession<'_> {
         path: Option<&[(usize, usize)]>,
     ) -> Result<Tensor<T>, OpError> {
         check_access(operands)?;
-        // An N-ary contraction leases the engine's contraction scratch for its duration, without
-        // waiting (R7). A panic during the lease poisons it, and later N-ary calls report
-        // `Workspace(Poisoned)` instead of reusing scratch in an unknown state.
-        let _lease = if operands.len() > 2 {
-            Some(self.nary.get_or_insert_with(ContractionWorkspaces::new).lease()?)
-        } else {
-            None
-        };
+        let plan = self.plans.lookup(spec, operands, path)?;
         self.counters.operations += 1;
-        let (loan, routes, entry) = (&mut self.loan, &mut self.counters.routes, self.entry);
-        let run = |plan: &EinsumPlan, loan: &mut BufferPoolLoan<'_>, routes: &mut RouteCounters| {
-            entry.with_native_parallelism(Family::Contraction, plan.flops(), routes, |par| {
-                plan.execute(operands, loan, par)
-            })
-        };
-        // The most recent plan first (no key built), then by content key.
-        if let Some(plan) = self.plans.get_recent(spec, operands, path) {
-            return run(plan, loan, routes).map_err(OpError::from);
-        }
-        let key = PlanKey::new(spec, operands, path);
-        if let Some(plan) = self.plans.get_ref(&key) {
-            return run(plan, loan, routes).map_err(OpError::from);
-        }
-        let plan = Arc::new(EinsumPlan::prepare(spec, operands, path)?);
-        let out = run(&plan, loan, routes);
-        self.plans.insert(key.into_owned(), plan);
-        out.map_err(OpError::from)
+        let route = self.entry.route(Family::Contraction, plan.flops(), &mut self.counters.routes);
+        let loan = &mut self.loan;
+        Ok(route.run(|par| plan.execute(operands, loan, par))?)
     }
 
     /// A child handle on this session's engine: its scoped entries join this session's owner

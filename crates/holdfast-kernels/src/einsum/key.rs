@@ -1,5 +1,4 @@
-//! Plan caching by content (SPEC B3): [`PlanKey`], the [`PlanStore`] trait the caller supplies,
-//! and two stores, [`NoPlanCache`] and [`HashMapPlanCache`].
+//! [`PlanKey`]: the content key of a prepared einsum (SPEC B3).
 //!
 //! A key is the spec string, the element type, the optional path and every operand's shape and
 //! strides (offsets are not part of it: they do not change the analysis). Building a key for a
@@ -9,20 +8,12 @@
 //! `Eq` compares the full content, so a fingerprint collision is never a wrong hit.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
-use std::sync::Arc;
+use std::hash::{Hash, Hasher};
 
 use holdfast_tensor::{DType, Element, TensorRead};
 use smallvec::SmallVec;
 
-use super::plan::EinsumPlan;
-
-/// Mixing step of the fingerprint (a multiply-rotate hash in the style of rustc's FxHash).
-#[inline]
-fn mix(h: u64, word: u64) -> u64 {
-    (h.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
-}
+use crate::fingerprint::mix;
 
 /// The content key of a prepared einsum.
 ///
@@ -188,179 +179,5 @@ impl Eq for PlanKey<'_> {}
 impl Hash for PlanKey<'_> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         state.write_u64(self.fingerprint);
-    }
-}
-
-/// A cache of prepared plans, supplied by the caller.
-///
-/// # Examples
-///
-/// ```
-/// use holdfast_kernels::einsum::{HashMapPlanCache, PlanStore};
-///
-/// let cache = HashMapPlanCache::default();
-/// assert_eq!(cache.stats().hits, 0);
-/// ```
-pub trait PlanStore {
-    /// The plan stored under `key`, if any.
-    fn get(&mut self, key: &PlanKey<'_>) -> Option<Arc<EinsumPlan>>;
-
-    /// Stores `plan` under `key`.
-    fn insert(&mut self, key: PlanKey<'static>, plan: Arc<EinsumPlan>);
-}
-
-/// Hit and miss counts of a plan store. A miss is a plan preparation.
-///
-/// # Examples
-///
-/// ```
-/// use holdfast_kernels::einsum::PlanCacheStats;
-///
-/// assert_eq!(PlanCacheStats::default().lookups(), 0);
-/// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PlanCacheStats {
-    /// Lookups that found a plan.
-    pub hits: u64,
-    /// Lookups that found none (each is followed by a preparation).
-    pub misses: u64,
-    /// Plans stored.
-    pub insertions: u64,
-}
-
-impl PlanCacheStats {
-    /// Hits plus misses.
-    pub fn lookups(&self) -> u64 {
-        self.hits + self.misses
-    }
-}
-
-/// A store that keeps nothing: every einsum prepares its plan (counted as a miss).
-///
-/// # Examples
-///
-/// ```
-/// use holdfast_kernels::{HeapAlloc, Par, einsum::{einsum_cached, NoPlanCache}};
-/// use holdfast_tensor::Tensor;
-///
-/// let a = Tensor::<f64>::from_vec([2], vec![1.0, 2.0])?;
-/// let mut store = NoPlanCache::default();
-/// einsum_cached("i->", &[a.read()], None, &mut store, &mut HeapAlloc, Par::Seq)?;
-/// assert_eq!(store.stats().misses, 1);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoPlanCache {
-    stats: PlanCacheStats,
-}
-
-impl NoPlanCache {
-    /// The counts so far.
-    pub fn stats(&self) -> PlanCacheStats {
-        self.stats
-    }
-}
-
-impl PlanStore for NoPlanCache {
-    fn get(&mut self, _key: &PlanKey<'_>) -> Option<Arc<EinsumPlan>> {
-        self.stats.misses += 1;
-        None
-    }
-
-    fn insert(&mut self, _key: PlanKey<'static>, _plan: Arc<EinsumPlan>) {}
-}
-
-/// Passes a precomputed 64-bit fingerprint through unchanged.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct FingerprintHasher(u64);
-
-impl Hasher for FingerprintHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = mix(self.0, u64::from(b));
-        }
-    }
-
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
-}
-
-/// The entries that share one fingerprint.
-type Bucket = Vec<(PlanKey<'static>, Arc<EinsumPlan>)>;
-
-/// An unbounded map from key to plan, for tests and simple callers (the engine's cache is
-/// bounded, in the resources crate).
-///
-/// # Examples
-///
-/// ```
-/// use holdfast_kernels::{HeapAlloc, Par, einsum::{einsum_cached, HashMapPlanCache}};
-/// use holdfast_tensor::Tensor;
-///
-/// let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0])?;
-/// let mut cache = HashMapPlanCache::default();
-/// for _ in 0..3 {
-///     einsum_cached("ij,jk->ik", &[a.read(), a.read()], None, &mut cache, &mut HeapAlloc, Par::Seq)?;
-/// }
-/// let s = cache.stats();
-/// assert_eq!((s.misses, s.hits, cache.len()), (1, 2, 1));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug, Default)]
-pub struct HashMapPlanCache {
-    /// Entries bucketed by fingerprint (a bucket holds more than one entry only on a collision).
-    map: HashMap<u64, Bucket, BuildHasherDefault<FingerprintHasher>>,
-    len: usize,
-    stats: PlanCacheStats,
-}
-
-impl HashMapPlanCache {
-    /// The counts so far.
-    pub fn stats(&self) -> PlanCacheStats {
-        self.stats
-    }
-
-    /// Number of stored plans.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// True when no plan is stored.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
-
-impl PlanStore for HashMapPlanCache {
-    fn get(&mut self, key: &PlanKey<'_>) -> Option<Arc<EinsumPlan>> {
-        // A `HashMap<PlanKey<'static>, _>` cannot be queried with a shorter-lived key through
-        // `Borrow`, so entries are bucketed by fingerprint and compared by content.
-        let found = self
-            .map
-            .get(&key.fingerprint)
-            .and_then(|bucket| bucket.iter().find(|(k, _)| k == key))
-            .map(|(_, v)| Arc::clone(v));
-        match &found {
-            Some(_) => self.stats.hits += 1,
-            None => self.stats.misses += 1,
-        }
-        found
-    }
-
-    fn insert(&mut self, key: PlanKey<'static>, plan: Arc<EinsumPlan>) {
-        self.stats.insertions += 1;
-        let bucket = self.map.entry(key.fingerprint).or_default();
-        match bucket.iter_mut().find(|(k, _)| *k == key) {
-            Some(entry) => entry.1 = plan,
-            None => {
-                bucket.push((key, plan));
-                self.len += 1;
-            }
-        }
     }
 }
