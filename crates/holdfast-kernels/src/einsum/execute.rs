@@ -4,44 +4,35 @@
 use holdfast_tensor::{Element, Tensor, TensorRead, record_copy};
 use smallvec::SmallVec;
 
+use super::path::take_pair;
 use super::plan::{CopyOp, Core, EinsumPlan, Finish, SumOp};
-use crate::matmul::gemm::run_batch;
+use crate::matmul::operand::{Accum, MatMut, MatRef};
 use crate::reduce::run_sum;
 use crate::strided::copy_strided;
 use crate::{Family, KernelAlloc, KernelError, Par};
 
 /// An operand during execution: an input's storage and offset, or a dense intermediate.
-enum Slot<'a, T> {
+enum Buffer<'a, T> {
     Input(&'a [T], usize),
     Owned(Vec<T>),
 }
 
-impl<T> Slot<'_, T> {
+impl<T> Buffer<'_, T> {
     fn data(&self) -> (&[T], usize) {
         match self {
-            Slot::Input(d, o) => (d, *o),
-            Slot::Owned(v) => (v, 0),
+            Buffer::Input(d, o) => (d, *o),
+            Buffer::Owned(v) => (v, 0),
         }
     }
 }
 
 /// The live operands of a run, inline for the common handful (no allocation per run).
-type Slots<'a, T> = SmallVec<[Slot<'a, T>; 8]>;
+type Buffers<'a, T> = SmallVec<[Buffer<'a, T>; 8]>;
 
-fn release<T: Element, A: KernelAlloc + ?Sized>(slot: Slot<'_, T>, alloc: &mut A) {
-    if let Slot::Owned(v) = slot {
+fn release<T: Element, A: KernelAlloc + ?Sized>(buffer: Buffer<'_, T>, alloc: &mut A) {
+    if let Buffer::Owned(v) = buffer {
         alloc.give(v);
     }
-}
-
-fn take_at<'a, T>(list: &mut Slots<'a, T>, i: usize, j: usize) -> (Slot<'a, T>, Slot<'a, T>)
-where
-    T: Copy,
-{
-    let (hi, lo) = if i > j { (i, j) } else { (j, i) };
-    let h = list.remove(hi);
-    let l = list.remove(lo);
-    if i > j { (h, l) } else { (l, h) }
 }
 
 fn run_copy<T: Element, A: KernelAlloc + ?Sized>(
@@ -100,10 +91,10 @@ impl EinsumPlan {
         } else {
             Par::Seq
         };
-        let mut list: Slots<'_, T> =
-            operands.iter().map(|o| Slot::Input(o.storage(), o.offset())).collect();
+        let mut list: Buffers<'_, T> =
+            operands.iter().map(|o| Buffer::Input(o.storage(), o.offset())).collect();
         for step in &self.steps {
-            let (sa, sb) = take_at(&mut list, step.i, step.j);
+            let (sa, sb) = take_pair(&mut list, step.i, step.j);
             let a_pre = step.a_sum.as_ref().map(|s| {
                 let (d, o) = sa.data();
                 run_sum_op(s, d, o, alloc, par)
@@ -128,16 +119,18 @@ impl EinsumPlan {
                     }
                 }
                 Core::Gemm(g) => {
-                    let (a_copy, b_copy, outer, spec) = (&g.a_copy, &g.b_copy, &g.outer, &g.spec);
-                    let add = g.accumulate;
+                    let (a_copy, b_copy, outer, gemm) = (&g.a_copy, &g.b_copy, &g.outer, &g.gemm);
+                    let accum = if g.accumulate { Accum::Add } else { Accum::Replace };
                     let a_tmp = a_copy.as_ref().map(|c| run_copy(c, a, ao, alloc, par));
                     let b_tmp = b_copy.as_ref().map(|c| run_copy(c, b, bo, alloc, par));
                     let (a, ao) = a_tmp.as_deref().map_or((a, ao), |v| (v, 0));
                     let (b, bo) = b_tmp.as_deref().map_or((b, bo), |v| (v, 0));
+                    let (a, b) = (MatRef::new(a, ao), MatRef::new(b, bo));
                     match outer {
-                        None => run_batch(spec, &mut out, 0, a, ao, b, bo, par, add),
+                        None => gemm.run(MatMut::new(&mut out, 0), a, b, accum, par),
                         Some(nest) => nest.for_each_offset(|pc, pa, pb| {
-                            run_batch(spec, &mut out, pc, a, ao + pa, b, bo + pb, par, add);
+                            let c = MatMut::new(&mut out, pc);
+                            gemm.run(c, a.shifted(pa), b.shifted(pb), accum, par);
                         }),
                     }
                     for t in [a_tmp, b_tmp].into_iter().flatten() {
@@ -150,12 +143,12 @@ impl EinsumPlan {
             }
             release(sa, alloc);
             release(sb, alloc);
-            list.push(Slot::Owned(out));
+            list.push(Buffer::Owned(out));
         }
         let last = list.pop().ok_or(KernelError::PlanMismatch { reason: "no operand" })?;
         let buf = match (&self.finish, last) {
-            (Finish::Move, Slot::Owned(v)) => v,
-            (Finish::Move, Slot::Input(..)) => {
+            (Finish::Move, Buffer::Owned(v)) => v,
+            (Finish::Move, Buffer::Input(..)) => {
                 // Planned only for intermediates (an input is always copied or summed).
                 return Err(KernelError::PlanMismatch { reason: "final operand is an input" });
             }

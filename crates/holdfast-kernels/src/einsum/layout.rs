@@ -17,7 +17,7 @@
 //! of them, and the result's row and column groups are nested in the result's order.
 
 use super::lookahead::Consumer;
-use super::plan::Operand;
+use super::planner::Operand;
 
 /// The result order a step should produce: the output's on the last step, or the order its
 /// consumer reads without copying (batch labels, its own kept labels, then the contracted ones,

@@ -26,6 +26,8 @@ mod lookahead;
 mod parse;
 mod path;
 mod plan;
+mod planner;
+mod step;
 mod store;
 #[cfg(test)]
 mod tests;

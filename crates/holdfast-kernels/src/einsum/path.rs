@@ -7,6 +7,8 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use smallvec::SmallVec;
+
 use crate::KernelError;
 
 /// Checks that `path` is valid for `n` operands and reduces them to one.
@@ -178,4 +180,14 @@ pub(crate) fn greedy_path(
         push_pairs(id, &sets, &alive, &holders, &count, &mut heap);
     }
     path
+}
+
+/// Removes positions `i` and `j` (distinct: [`check_path`] and the greedy path guarantee it)
+/// from `list`, returning them in that order: one pairwise step of a path, shared by the
+/// planner (over the operands' analyses) and the executor (over their buffers).
+pub(crate) fn take_pair<T>(list: &mut SmallVec<[T; 8]>, i: usize, j: usize) -> (T, T) {
+    let (hi, lo) = if i > j { (i, j) } else { (j, i) };
+    let h = list.remove(hi);
+    let l = list.remove(lo);
+    if i > j { (h, l) } else { (l, h) }
 }

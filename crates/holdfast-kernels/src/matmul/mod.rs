@@ -7,21 +7,34 @@
 //! [`Par::Rayon`](crate::Par) and at least [`GEMM_PAR_MIN_FLOPS`](crate::GEMM_PAR_MIN_FLOPS)
 //! floating-point operations, faer parallelises each product, or a batch is split over rayon.
 //!
+//! | module | what |
+//! |---|---|
+//! | this one | [`MatmulPlan`], [`BoundMatmul`] and the entry points |
+//! | `shape` | validation of a product's operands, and the output check |
+//! | `operand` | the engine's spec and operand types (`MatSpec`, `BatchSpec`, `MatRef`, `MatMut`, `Accum`) |
+//! | `batch` | the batch driver, `PreparedGemm`, shared with einsum's contraction steps |
+//! | `bridge` | the unsafe bridge: strided views handed to faer and nano-gemm |
+//! | `nano` | nano-gemm's prepared small-product plans |
+//!
 //! # Unsafe
 //!
-//! `gemm::faer_typed` builds faer views from raw parts or runs a nano-gemm plan on them (see
-//! that module); `nano` declares nano-gemm plans `Send` and `Sync` (see that module).
+//! `bridge` builds faer views from raw parts or runs a nano-gemm plan on them (see that
+//! module); `nano` declares nano-gemm plans `Send` and `Sync` (see that module).
 
-pub(crate) mod gemm;
+pub(crate) mod batch;
+mod bridge;
 mod nano;
+pub(crate) mod operand;
+mod shape;
 #[cfg(test)]
 mod tests;
 
-use holdfast_tensor::{Dims, Element, Layout, SizedLayout, Tensor, TensorRead};
-use smallvec::SmallVec;
+use holdfast_tensor::{Element, Layout, SizedLayout, Tensor, TensorRead};
 
 use crate::{KernelAlloc, KernelError, Par};
-use gemm::{BatchSpec, MatSpec, SingleGemm, run_batch};
+use batch::{PreparedGemm, run_batch};
+use operand::{Accum, MatMut, MatRef};
+use shape::{Axes3, check_out, spec_of};
 
 /// A validated matrix product: operand shapes and strides, and how faer will see them.
 ///
@@ -53,9 +66,8 @@ pub struct MatmulPlan {
     /// The output's dense layout and element count, for [`execute`](Self::execute).
     out_layout: SizedLayout,
     out_len: usize,
-    spec: BatchSpec,
-    /// The product prepared for faer when it is a plain single product (most are).
-    single: Option<SingleGemm>,
+    /// The product, prepared: orientation, kernel, faer views, nano-gemm plans.
+    gemm: PreparedGemm,
 }
 
 impl MatmulPlan {
@@ -82,8 +94,7 @@ impl MatmulPlan {
             out_strides,
             out_layout: SizedLayout::new(out_layout),
             out_len,
-            single: SingleGemm::new(&spec),
-            spec,
+            gemm: PreparedGemm::new(&spec),
         })
     }
 
@@ -94,7 +105,7 @@ impl MatmulPlan {
 
     /// Floating-point operations of one execution (`2·batch·m·n·k`).
     pub fn flops(&self) -> u64 {
-        2 * self.spec.macs()
+        self.gemm.flops()
     }
 
     /// Checks that `a` and `b` have the shapes and strides this plan was made for and binds
@@ -340,95 +351,9 @@ impl<T: Element> BoundMatmul<'_, T> {
     /// inlined: a small product then reaches nano-gemm without a call frame of ours between.
     #[inline(always)]
     fn run(&self, c: &mut [T], co: usize, par: Par) {
-        let (a, ao, b, bo) = (self.a, self.ao, self.b, self.bo);
-        match &self.plan.single {
-            Some(single) => single.run(c, co, a, ao, b, bo, par),
-            None => run_batch(&self.plan.spec, c, co, a, ao, b, bo, par, false),
-        }
+        let (a, b) = (MatRef::new(self.a, self.ao), MatRef::new(self.b, self.bo));
+        self.plan.gemm.run(MatMut::new(c, co), a, b, Accum::Replace, par);
     }
-}
-
-/// The 2 or 3 axes of a matrix operand, stored inline, compared without `memcmp` or a loop
-/// (either costs several times an unrolled comparison at this length).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-struct Axes3 {
-    len: usize,
-    v: [usize; 3],
-}
-
-impl Axes3 {
-    /// `x` (2 or 3 values: `spec_of` admits nothing else).
-    fn of(x: &[usize]) -> Axes3 {
-        let mut v = [0; 3];
-        let len = x.len().min(3);
-        v[..len].copy_from_slice(&x[..len]);
-        Axes3 { len, v }
-    }
-
-    fn as_slice(&self) -> &[usize] {
-        &self.v[..self.len.min(3)]
-    }
-
-    /// True when `x` holds exactly these values.
-    #[inline]
-    fn is(&self, x: &[usize]) -> bool {
-        match (x, self.len) {
-            ([x0, x1], 2) => *x0 == self.v[0] && *x1 == self.v[1],
-            ([x0, x1, x2], 3) => *x0 == self.v[0] && *x1 == self.v[1] && *x2 == self.v[2],
-            _ => false,
-        }
-    }
-}
-
-/// Validates a product and returns how faer sees it, and the result's shape.
-fn spec_of(a: &Layout, b: &Layout) -> Result<(BatchSpec, Dims), KernelError> {
-    let bad =
-        |reason| KernelError::MatmulShape { a: a.shape().to_vec(), b: b.shape().to_vec(), reason };
-    let (ash, bsh, ast, bst) = (a.shape(), b.shape(), a.strides(), b.strides());
-    let (batch, sa, sb, lead) = match (ash.len(), bsh.len()) {
-        (2, 2) => (1, 0, 0, 0),
-        (3, 3) if ash[0] == bsh[0] => (ash[0], ast[0], bst[0], 1),
-        (3, 3) => return Err(bad("batch dimensions differ")),
-        _ => return Err(bad("operands must both be 2-D or both 3-D")),
-    };
-    let (m, k, k2, n) = (ash[lead], ash[lead + 1], bsh[lead], bsh[lead + 1]);
-    if k != k2 {
-        return Err(bad("inner dimensions differ"));
-    }
-    let out_shape: Dims = if lead == 1 {
-        SmallVec::from_slice(&[batch, m, n])
-    } else {
-        SmallVec::from_slice(&[m, n])
-    };
-    Tensor::<f64>::checked_numel(&out_shape)
-        .ok_or_else(|| KernelError::SizeOverflow { shape: out_shape.to_vec() })?;
-    let spec = BatchSpec {
-        batch,
-        a: MatSpec { rows: m, cols: k, rs: ast[lead], cs: ast[lead + 1] },
-        b: MatSpec { rows: k, cols: n, rs: bst[lead], cs: bst[lead + 1] },
-        c: MatSpec { rows: m, cols: n, rs: n, cs: 1 },
-        sa,
-        sb,
-        sc: m * n,
-    };
-    Ok((spec, out_shape))
-}
-
-/// Checks a caller-supplied output against the result's shape.
-fn check_out<T: Element>(out: &Tensor<T>, shape: &[usize]) -> Result<(), KernelError> {
-    if out.shape() != shape {
-        return Err(KernelError::OutputShape {
-            expected: shape.to_vec(),
-            actual: out.shape().to_vec(),
-        });
-    }
-    if !out.is_contiguous() {
-        return Err(KernelError::OutputNotContiguous {
-            shape: out.shape().to_vec(),
-            strides: out.strides().to_vec(),
-        });
-    }
-    Ok(())
 }
 
 /// The matrix product `a·b`: `[m, k]·[k, n] → [m, n]`, or batched
@@ -499,16 +424,7 @@ pub fn matmul_into<T: Element>(
     let (spec, out_shape) = spec_of(a.layout(), b.layout())?;
     check_out(out, &out_shape)?;
     let co = out.offset();
-    run_batch(
-        &spec,
-        out.as_mut_slice(),
-        co,
-        a.storage(),
-        a.offset(),
-        b.storage(),
-        b.offset(),
-        par,
-        false,
-    );
+    let (ra, rb) = (MatRef::new(a.storage(), a.offset()), MatRef::new(b.storage(), b.offset()));
+    run_batch(&spec, MatMut::new(out.as_mut_slice(), co), ra, rb, Accum::Replace, par);
     Ok(())
 }

@@ -2,7 +2,8 @@
 //! column-major outputs are computed through the transposed problem, and every kernel adds
 //! into C when asked.
 
-use super::gemm::{BatchSpec, MatSpec, faer_gemm, run_batch};
+use super::batch::{faer_gemm, loop_gemm, run_batch};
+use super::operand::{Accum, BatchSpec, MatMut, MatRef, MatSpec};
 use crate::Par;
 
 fn fill(n: usize, seed: u64) -> Vec<f64> {
@@ -20,12 +21,15 @@ fn loop_kernel_and_faer_agree() {
             let bsp = MatSpec { rows: k, cols: n, rs: n, cs: 1 };
             let csp = MatSpec { rows: m, cols: n, rs: crs, cs: ccs };
             let spec = BatchSpec { batch: 1, a: asp, b: bsp, c: csp, sa: 0, sb: 0, sc: 0 };
-            let mut small = vec![0.0; m * n];
-            run_batch(&spec, &mut small, 0, &a, 0, &b, 0, Par::Seq, false);
+            let (ra, rb) = (MatRef::new(&a, 0), MatRef::new(&b, 0));
+            let mut looped = vec![0.0; m * n];
+            loop_gemm(MatMut::new(&mut looped, 0), csp, ra, asp, rb, bsp, Accum::Replace);
+            let mut batched = vec![0.0; m * n];
+            run_batch(&spec, MatMut::new(&mut batched, 0), ra, rb, Accum::Replace, Par::Seq);
             let mut big = vec![0.0; m * n];
-            faer_gemm(&mut big, 0, csp, &a, 0, asp, &b, 0, bsp, Par::Seq);
-            for (x, y) in small.iter().zip(&big) {
-                assert!((x - y).abs() < 1e-12);
+            faer_gemm(MatMut::new(&mut big, 0), csp, ra, asp, rb, bsp, Par::Seq);
+            for ((x, y), z) in looped.iter().zip(&big).zip(&batched) {
+                assert!((x - y).abs() < 1e-12 && (z - y).abs() < 1e-12);
             }
         }
     }
@@ -93,7 +97,8 @@ fn prepared_and_per_call_small_products_match_the_reference() {
             for (crs, ccs) in [(n, 1), (1, m)] {
                 let csp = MatSpec { rows: m, cols: n, rs: crs, cs: ccs };
                 let mut c = vec![f64::NAN; m * n];
-                faer_gemm(&mut c, 0, csp, a.as_slice(), 0, asp, b.as_slice(), 0, bsp, Par::Seq);
+                let (ra, rb) = (MatRef::new(a.as_slice(), 0), MatRef::new(b.as_slice(), 0));
+                faer_gemm(MatMut::new(&mut c, 0), csp, ra, asp, rb, bsp, Par::Seq);
                 for i in 0..m {
                     for j in 0..n {
                         let got = c[i * crs + j * ccs];
@@ -143,7 +148,8 @@ fn adding_items_sum_into_one_c_on_every_kernel() {
             sc: 0,
         };
         let mut c = vec![1.0; m * n];
-        run_batch(&spec, &mut c, 0, &a, 0, &b, 0, Par::Seq, true);
+        let (ra, rb) = (MatRef::new(&a, 0), MatRef::new(&b, 0));
+        run_batch(&spec, MatMut::new(&mut c, 0), ra, rb, Accum::Add, Par::Seq);
         let mut want = vec![1.0; m * n];
         for item in 0..batch {
             let ai = (&a[item * m * k..], k, 1);

@@ -1,0 +1,185 @@
+//! One pairwise step of the einsum planner: which labels are batch, rows, columns and
+//! contracted, how each operand is seen as a strided matrix (in place, copied, or looped over),
+//! and the result's layout (see `planner.rs` for the whole plan).
+
+use super::layout::{Choice, Form, Want, dense_len, gemm_ready};
+use super::plan::{Core, GemmCore, Step};
+use super::planner::{Operand, presum};
+use crate::matmul::batch::PreparedGemm;
+use crate::matmul::operand::{BatchSpec, MatSpec};
+use crate::strided::{Axes, Nest, Order};
+
+/// Plans one pairwise step, laying its result out as `want` asks when that pays.
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "the operands leave the list here; copies replace them"
+)]
+pub(super) fn plan_step(
+    i: usize,
+    j: usize,
+    a: Operand,
+    b: Operand,
+    kept: &dyn Fn(u32) -> bool,
+    dims: &[usize],
+    want: Option<&Want>,
+) -> (Step, Operand, u64) {
+    let in_b = |l: u32| b.labels.contains(&l);
+    let in_a = |l: u32| a.labels.contains(&l);
+    let (a, a_sum) = presum(a.clone(), |l| kept(l) || in_b(l), dims);
+    let (b, b_sum) = presum(b.clone(), |l| kept(l) || in_a(l), dims);
+    let batch: Vec<u32> =
+        a.labels.iter().copied().filter(|&l| b.pos(l).is_some() && kept(l)).collect();
+    let k: Vec<u32> =
+        a.labels.iter().copied().filter(|&l| b.pos(l).is_some() && !kept(l)).collect();
+    let m: Vec<u32> = a.labels.iter().copied().filter(|&l| b.pos(l).is_none()).collect();
+    let n: Vec<u32> = b.labels.iter().copied().filter(|&l| a.pos(l).is_none()).collect();
+    if k.is_empty() {
+        // Elementwise product over the union of labels.
+        let labels: Vec<u32> = match want {
+            Some(w) => w.order.clone(),
+            None => {
+                let mut l = a.order(&a.labels);
+                l.extend(b.order(&n));
+                l
+            }
+        };
+        let out = Operand::dense(labels, dims);
+        let sa: Axes = out.labels.iter().map(|&l| a.stride(l)).collect();
+        let sb: Axes = out.labels.iter().map(|&l| b.stride(l)).collect();
+        let nest = Nest::new(&out.shape, &out.strides, &sa, &sb, Order::Out);
+        let len = out.len();
+        let step =
+            Step { i, j, a_sum, b_sum, core: Core::Map { nest: Box::new(nest) }, out_len: len };
+        return (step, out, len as u64);
+    }
+    // For each candidate order of the contracted labels (A's or B's memory order), see each
+    // operand as loops × (rows × cols) matrices: the contracted group must be nested in memory;
+    // of the kept rows (cols) labels, the longest nested tail forms the matrix axis and the rest
+    // become loops, like the batch labels. An operand that cannot be seen so, or whose matrix
+    // has no unit stride, is copied dense. Pick the candidate with the least traffic: copied
+    // elements, each GEMM call as `GEMM_CALL_COST` elements, and the other operand re-read once
+    // per loop over one operand's own labels. Copying instead of looping is also a candidate.
+    // With a wanted result order (the output, on the last step), a result in another order
+    // costs one more pass over it, and the candidates that write that order directly compete.
+    let bo = a.order(&batch);
+    let mut best: Option<Choice> = None;
+    let mut offer = |c: Choice| {
+        if best.as_ref().is_none_or(|b| c.cost < b.cost) {
+            best = Some(c);
+        }
+    };
+    let target = want.map(|w| Operand::dense(w.order.clone(), dims));
+    for (ko, allow_loops) in
+        [(a.order(&k), true), (b.order(&k), true), (a.order(&k), false), (b.order(&k), false)]
+    {
+        let fa = Form::of(&a, &a.order(&m), &ko, allow_loops, dims);
+        let fb = Form::of(&b, &b.order(&n), &ko, allow_loops, dims);
+        if allow_loops && (fa.copy || fb.copy) {
+            let (mo, no) = (a.order(&m), b.order(&n));
+            if let Some(c) = Choice::k_looped(&a, &b, &bo, &mo, &no, &ko, want, dims) {
+                offer(c);
+            }
+        }
+        let loops: Vec<u32> = bo.iter().chain(&fa.loops).chain(&fb.loops).copied().collect();
+        let reps = |f: &Form| f.loops.iter().map(|&l| dims[l as usize]).product::<usize>();
+        let (reps_a, reps_b) = (reps(&fa), reps(&fb));
+        // The plain dense result, unless the wanted order is needed and can be written.
+        let plain: Vec<u32> = loops.iter().chain(&fa.tail).chain(&fb.tail).copied().collect();
+        let unwanted = want.filter(|w| !w.accepts(&plain, dims));
+        let direct = target
+            .as_ref()
+            .filter(|o| unwanted.is_some() && gemm_ready(o, &[], &fa.tail, &fb.tail, dims));
+        let (result, extra) = match (direct, unwanted) {
+            (Some(o), _) => (o.labels.clone(), 0),
+            (None, Some(_)) => {
+                let len = dense_len(&plain, dims);
+                (plain, len)
+            }
+            (None, None) => (plain, 0),
+        };
+        let a_copy = fa.copy.then(|| bo.iter().chain(&fa.tail).chain(&ko).copied().collect());
+        let b_copy = fb.copy.then(|| bo.iter().chain(&ko).chain(&fb.tail).copied().collect());
+        let mut c = Choice {
+            cost: extra,
+            ko,
+            a_copy,
+            b_copy,
+            loops,
+            k_loops: 0,
+            a_tail: fa.tail,
+            b_tail: fb.tail,
+            result,
+        };
+        c.cost = c.cost.saturating_add(c.traffic(&a, &b, reps_a, reps_b, dims));
+        offer(c);
+    }
+    if let Some(w) = want {
+        for ko in [a.order(&k), b.order(&k)] {
+            for order in std::iter::once(&w.order).chain(&w.alternatives) {
+                if let Some(c) = Choice::directed(&a, &b, &m, &n, ko.clone(), order, dims) {
+                    offer(c);
+                }
+            }
+        }
+    }
+    let Some(ch) = best else { unreachable_step() };
+    let (a, a_copy) = match &ch.a_copy {
+        Some(order) => (Operand::dense(order.clone(), dims), Some(a.copy_to(order, dims))),
+        None => (a, None),
+    };
+    let (b, b_copy) = match &ch.b_copy {
+        Some(order) => (Operand::dense(order.clone(), dims), Some(b.copy_to(order, dims))),
+        None => (b, None),
+    };
+    let Choice { ko, loops, k_loops, a_tail, b_tail, result, .. } = ch;
+    let result = Operand::dense(result, dims);
+    let g = |op: &Operand, group: &[u32]| op.merge(group, dims).unwrap_or((1, 0));
+    let (mm, a_sm) = g(&a, &a_tail);
+    let (kk, a_sk) = g(&a, &ko);
+    let (_, b_sk) = g(&b, &ko);
+    let (nn, b_sn) = g(&b, &b_tail);
+    let (_, c_sm) = g(&result, &a_tail);
+    let (_, c_sn) = g(&result, &b_tail);
+    let loop_shape: Axes = loops.iter().map(|&l| dims[l as usize]).collect();
+    let lc: Axes = loops.iter().map(|&l| result.stride(l)).collect();
+    let la: Axes = loops.iter().map(|&l| a.stride(l)).collect();
+    let lb: Axes = loops.iter().map(|&l| b.stride(l)).collect();
+    let nest = Nest::new(&loop_shape, &lc, &la, &lb, Order::Out);
+    // The innermost loop becomes the GEMM batch (so a plain batch can fan out); the others are
+    // iterated around it.
+    let (outer, (nb, sc, sa, sb)) = match nest.shape.len() {
+        0 => (None, (1, 0, 0, 0)),
+        r => {
+            let inner = (nest.shape[r - 1], nest.so[r - 1], nest.sa[r - 1], nest.sb[r - 1]);
+            let outer = (r > 1).then(|| Nest {
+                shape: nest.shape[..r - 1].into(),
+                so: nest.so[..r - 1].into(),
+                sa: nest.sa[..r - 1].into(),
+                sb: nest.sb[..r - 1].into(),
+            });
+            (outer, inner)
+        }
+    };
+    let spec = BatchSpec {
+        batch: nb,
+        a: MatSpec { rows: mm, cols: kk, rs: a_sm, cs: a_sk },
+        b: MatSpec { rows: kk, cols: nn, rs: b_sk, cs: b_sn },
+        c: MatSpec { rows: mm, cols: nn, rs: c_sm, cs: c_sn },
+        sa,
+        sb,
+        sc,
+    };
+    let outer_count = outer.as_ref().map_or(1, Nest::numel) as u64;
+    let flops = 2 * spec.macs() * outer_count;
+    let len = result.len();
+    let accumulate = k_loops > 0;
+    let gemm = PreparedGemm::new(&spec);
+    let core = Core::Gemm(Box::new(GemmCore { a_copy, b_copy, outer, gemm, accumulate }));
+    let step = Step { i, j, a_sum, b_sum, core, out_len: len };
+    (step, result, flops)
+}
+
+/// Never called: the candidate list above is never empty.
+fn unreachable_step() -> ! {
+    unreachable!("two candidate orders are always evaluated")
+}

@@ -1,0 +1,231 @@
+//! The batch driver: [`PreparedGemm`], a batch of products decided once (orientation, kernel,
+//! faer views, nano-gemm plans) and run many times, and the plain loop for tiny batched items.
+//!
+//! Every product of the crate goes through it: a matrix product's plan holds one, an einsum
+//! plan holds one per contraction step, and the planless entry points prepare one per call.
+
+use holdfast_tensor::Element;
+use rayon::prelude::*;
+
+use super::bridge::{FaerViews, NanoPlans};
+use super::operand::{Accum, BatchSpec, MatMut, MatRef, MatSpec};
+use crate::{Family, Par};
+
+/// Largest `m·n·k` of a batched item computed by the plain loop instead of faer or nano-gemm
+/// (their per-call cost dominates below it when it is paid once per item).
+pub(crate) const SMALL_GEMM_MAX_MACS: usize = 8;
+
+/// How each item of a prepared batch is computed.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "the prepared plans are read in place on every product; a box would add a dependent load"
+)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Kernel {
+    /// An empty output: nothing to do.
+    Nothing,
+    /// Nothing to contract (`k == 0`): C is zero (or, adding, unchanged).
+    Zero,
+    /// The plain loop (tiny items of a batch).
+    Loop,
+    /// faer on strided views, through nano-gemm's prepared plans when the product is small.
+    Faer { views: FaerViews, nano: Option<NanoPlans> },
+}
+
+/// A batch of GEMMs prepared once: what to run is decided when it is made, only the operands'
+/// positions change between runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct PreparedGemm {
+    /// The spec as run (transposed when that gives C a unit column stride).
+    spec: BatchSpec,
+    /// Operands swapped: the product is computed as `Cᵀ = Bᵀ·Aᵀ`.
+    swapped: bool,
+    kernel: Kernel,
+    flops: u64,
+}
+
+impl PreparedGemm {
+    /// Prepares `spec`.
+    ///
+    /// # Panics
+    ///
+    /// When the dimensions of `spec` disagree (a broken caller invariant: plans validate shapes
+    /// first).
+    pub(crate) fn new(spec: &BatchSpec) -> Self {
+        let mut spec = *spec;
+        // Prefer a unit column stride in C: the loop kernel and faer both like row-contiguous
+        // output.
+        let swapped = spec.c.cs != 1 && spec.c.rs == 1 && spec.c.rows > 1;
+        if swapped {
+            spec = spec.transposed();
+        }
+        let (m, n, k) = (spec.a.rows, spec.b.cols, spec.a.cols);
+        let kernel = if spec.batch == 0 || m == 0 || n == 0 {
+            Kernel::Nothing
+        } else if k == 0 {
+            Kernel::Zero
+        } else if spec.batch > 1 && m * n * k <= SMALL_GEMM_MAX_MACS {
+            Kernel::Loop
+        } else {
+            let views = FaerViews::new(spec.a, spec.b, spec.c);
+            Kernel::Faer { views, nano: views.nano_plans() }
+        };
+        PreparedGemm { spec, swapped, kernel, flops: 2 * spec.macs() }
+    }
+
+    /// Floating-point operations of one run.
+    pub(crate) fn flops(&self) -> u64 {
+        self.flops
+    }
+
+    /// Runs the batch: `c`, `a`, `b` are item 0's operands. Always inlined: a single small
+    /// product runs through its prepared nano-gemm plan from here, in the caller's frame.
+    ///
+    /// # Panics
+    ///
+    /// When an addressed position lies outside its slice (a broken caller invariant, never bad
+    /// user input: the public kernels validate shapes first).
+    #[inline(always)]
+    pub(crate) fn run<T: Element>(
+        &self,
+        mut c: MatMut<'_, T>,
+        a: MatRef<'_, T>,
+        b: MatRef<'_, T>,
+        accum: Accum,
+        par: Par,
+    ) {
+        let (a, b) = if self.swapped { (b, a) } else { (a, b) };
+        if self.spec.batch == 1
+            && let Kernel::Faer { views, nano: Some(nano) } = &self.kernel
+            && views.run_nano(c.shifted(0), a, b, nano, accum)
+        {
+            return;
+        }
+        self.run_items(c, a, b, accum, par);
+    }
+
+    /// Every item of the batch, fanned out over rayon when the batch is large and its items
+    /// write disjoint blocks of C.
+    fn run_items<T: Element>(
+        &self,
+        mut c: MatMut<'_, T>,
+        a: MatRef<'_, T>,
+        b: MatRef<'_, T>,
+        accum: Accum,
+        par: Par,
+    ) {
+        let spec = &self.spec;
+        let par = par.for_size(Family::Gemm, self.flops);
+        let item = |mut c: MatMut<'_, T>, i: usize, par: Par| {
+            let (a, b) = (a.shifted(i * spec.sa), b.shifted(i * spec.sb));
+            match &self.kernel {
+                Kernel::Nothing => {}
+                Kernel::Zero => {
+                    if accum == Accum::Replace {
+                        fill_zero(&mut c, spec.c);
+                    }
+                }
+                Kernel::Loop => loop_gemm(c, spec.c, a, spec.a, b, spec.b, accum),
+                Kernel::Faer { views, nano } => views.run(c, a, b, nano.as_ref(), accum, par),
+            }
+        };
+        let threads = par.threads();
+        if threads > 1 && spec.batch >= 2 && spec.sc >= spec.c.extent() && spec.sc > 0 {
+            // Items write disjoint blocks of C: one rayon task per group of items.
+            let per = spec.batch.div_ceil(threads * 2).max(1);
+            let per_item_par = if spec.batch >= threads { Par::Seq } else { par };
+            let region = &mut c.data[c.at..];
+            region.par_chunks_mut(per * spec.sc).enumerate().for_each(|(g, chunk)| {
+                let first = g * per;
+                for i in first..(first + per).min(spec.batch) {
+                    item(MatMut::new(chunk, (i - first) * spec.sc), i, per_item_par);
+                }
+            });
+        } else {
+            for i in 0..spec.batch {
+                item(c.shifted(i * spec.sc), i, par);
+            }
+        }
+    }
+}
+
+/// Runs the batch `spec` once, prepared for this call only.
+///
+/// # Panics
+///
+/// As [`PreparedGemm::new`] and [`PreparedGemm::run`].
+pub(crate) fn run_batch<T: Element>(
+    spec: &BatchSpec,
+    c: MatMut<'_, T>,
+    a: MatRef<'_, T>,
+    b: MatRef<'_, T>,
+    accum: Accum,
+    par: Par,
+) {
+    PreparedGemm::new(spec).run(c, a, b, accum, par);
+}
+
+fn fill_zero<T: Element>(c: &mut MatMut<'_, T>, cs: MatSpec) {
+    for i in 0..cs.rows {
+        for j in 0..cs.cols {
+            c.data[c.at + i * cs.rs + j * cs.cs] = T::ZERO;
+        }
+    }
+}
+
+/// The plain triple loop (row of C outer, contraction middle, row of B inner); adding, C keeps
+/// its values and the product is added to them.
+pub(crate) fn loop_gemm<T: Element>(
+    c: MatMut<'_, T>,
+    cs: MatSpec,
+    a: MatRef<'_, T>,
+    asp: MatSpec,
+    b: MatRef<'_, T>,
+    bsp: MatSpec,
+    accum: Accum,
+) {
+    let (m, n, k) = (asp.rows, bsp.cols, asp.cols);
+    let (c, co, a, ao, b, bo) = (c.data, c.at, a.data, a.at, b.data, b.at);
+    let add = accum == Accum::Add;
+    if cs.cs == 1 && bsp.cs == 1 {
+        for i in 0..m {
+            let row = &mut c[co + i * cs.rs..co + i * cs.rs + n];
+            if !add {
+                row.fill(T::ZERO);
+            }
+            for p in 0..k {
+                let x = a[ao + i * asp.rs + p * asp.cs];
+                let brow = &b[bo + p * bsp.rs..bo + p * bsp.rs + n];
+                for (o, &y) in row.iter_mut().zip(brow) {
+                    *o += x * y;
+                }
+            }
+        }
+    } else {
+        for i in 0..m {
+            for j in 0..n {
+                let at = co + i * cs.rs + j * cs.cs;
+                let mut acc = if add { c[at] } else { T::ZERO };
+                for p in 0..k {
+                    acc += a[ao + i * asp.rs + p * asp.cs] * b[bo + p * bsp.rs + j * bsp.cs];
+                }
+                c[at] = acc;
+            }
+        }
+    }
+}
+
+/// `C = A·B` through faer on views built from the strides without copying (small products
+/// through nano-gemm, a plan chosen per call): one item, for the tests.
+#[cfg(test)]
+pub(crate) fn faer_gemm<T: Element>(
+    c: MatMut<'_, T>,
+    cs: MatSpec,
+    a: MatRef<'_, T>,
+    asp: MatSpec,
+    b: MatRef<'_, T>,
+    bsp: MatSpec,
+    par: Par,
+) {
+    FaerViews::new(asp, bsp, cs).run(c, a, b, None, Accum::Replace, par);
+}
