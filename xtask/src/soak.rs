@@ -1,4 +1,4 @@
-//! `cargo xtask soak`: the long soak of held sessions under load (issue 10, SPEC B6).
+//! `cargo xtask soak`: the long soak of held sessions under load (SPEC B6).
 //!
 //! It runs the ignored test `soak` of `crates/holdfast-session/tests/session_soak.rs` in release:
 //! worker threads open, use, close and drop sessions, scoped entries and shared scopes on two

@@ -41,15 +41,15 @@ mod arbiter;
 mod core;
 mod error;
 mod owner;
+mod permit;
 mod registry;
 mod sync;
 
-pub use arbiter::{
-    AdmissionMode, ArbiterSnapshot, ResourceArbiter, ResourcePermit, register_pool_worker_probe,
-};
+pub use arbiter::{AdmissionMode, ArbiterSnapshot, ResourceArbiter, register_pool_worker_probe};
 pub use error::{AdmissionError, Holder, ReentryCause};
 // The request value, re-exported so that a caller of the arbiter needs no second import.
 pub use holdfast_cpuset::{CpuSet, CpuSetError};
 pub use owner::{
     ExecutionOwnerGuard, OwnerId, current_owner, fresh_execution_owner, has_active_execution,
 };
+pub use permit::ResourcePermit;

@@ -8,7 +8,7 @@
 //!   engine's buffer pool can serve them), [`matmul::matmul_into`] excepted, which allocates
 //!   nothing;
 //! - takes a [`Par`] as its last argument and fans out over rayon only above its family's
-//!   threshold ([`Family`]); it never installs a pool;
+//!   size for its family ([`FanOut`], whose values the provider owns); it never installs a pool;
 //! - validates once and reports a typed [`KernelError`]; it does not panic on bad input.
 //!
 //! | module | kernels |
@@ -58,7 +58,4 @@ mod strided;
 
 pub use alloc::{HUGE_PAGE_MIN_BYTES, HeapAlloc, KernelAlloc, fresh_buffer};
 pub use error::KernelError;
-pub use par::{
-    CONTRACTION_PAR_MIN_FLOPS, ELEMENTWISE_PAR_MIN_ELEMENTS, Family, GEMM_PAR_MIN_FLOPS,
-    PERMUTE_PAR_MIN_ELEMENTS, Par, REDUCE_PAR_MIN_ELEMENTS,
-};
+pub use par::{Family, FanOut, Par};

@@ -1,27 +1,76 @@
-//! [`Par`], the parallelism argument every kernel takes last, and the per-family fan-out
-//! thresholds (SPEC B5, P3).
+//! [`Par`], the parallelism argument every kernel takes last, and [`FanOut`], the per-family
+//! sizes from which a kernel splits its work (SPEC B5, P3).
 //!
 //! A kernel never installs a thread pool. With [`Par::Rayon`] it may split its work with rayon
 //! (`par_chunks_mut`, `join`, faer's own rayon parallelism), which runs on whatever pool the
-//! caller has installed (the provider layer installs the engine's pool around the call, and only
-//! when [`Family::should_fan_out`] says the operation is big enough). Below its family's
-//! threshold a kernel runs serially even when given `Par::Rayon`, so the decision is the same at
-//! both layers.
+//! caller has installed. `Par::Rayon` carries the [`FanOut`] sizes its caller decided with: below
+//! its family's size a kernel (or one step of an einsum) runs serially even when given
+//! `Par::Rayon`, so the decision is the same at both layers. The values are the provider's
+//! (`holdfast_provider::FAN_OUT`, which installs the engine's pool on the same sizes); this crate
+//! defines only their shape.
 
 use std::num::NonZeroUsize;
 
-/// Elementwise kernels (add, sub, mul, div, scale) fan out from this many output elements.
-pub const ELEMENTWISE_PAR_MIN_ELEMENTS: usize = 1 << 15;
-/// `reduce::sum` fans out from this many input elements.
-pub const REDUCE_PAR_MIN_ELEMENTS: usize = 1 << 15;
-/// `permute::permute` (and einsum's operand copies) fan out from this many elements.
-pub const PERMUTE_PAR_MIN_ELEMENTS: usize = 1 << 15;
-/// `matmul` fans out from this many floating-point operations (`2·batch·m·n·k`), about a
-/// 128×128×128 product.
-pub const GEMM_PAR_MIN_FLOPS: u64 = 1 << 22;
-/// `einsum` fans out (step by step, each step by its own family's threshold) when the whole
-/// contraction costs at least this many floating-point operations.
-pub const CONTRACTION_PAR_MIN_FLOPS: u64 = 1 << 22;
+/// The size, per kernel family, from which work fans out: an operation of at least that size
+/// (in the family's unit, see [`Family`]) may be split over threads.
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_kernels::{Family, FanOut};
+///
+/// let sizes = FanOut { gemm: 1 << 22, ..FanOut::ALWAYS };
+/// assert!(!sizes.fans_out(Family::Gemm, 2 * 4 * 4 * 4));
+/// assert!(sizes.fans_out(Family::Gemm, 2 * 512 * 512 * 512));
+/// assert!(sizes.fans_out(Family::Elementwise, 1));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FanOut {
+    /// add, sub, mul, div, scale, conj: output elements.
+    pub elementwise: u64,
+    /// sum over axes: input elements.
+    pub reduce: u64,
+    /// materialising permute (and einsum's operand copies): elements.
+    pub permute: u64,
+    /// matrix product: `2·batch·m·n·k` floating-point operations.
+    pub gemm: u64,
+    /// einsum: the path's total floating-point operations.
+    pub contraction: u64,
+}
+
+impl FanOut {
+    /// Every operation fans out, whatever its size: for tests of the parallel paths on small
+    /// inputs.
+    pub const ALWAYS: FanOut =
+        FanOut { elementwise: 0, reduce: 0, permute: 0, gemm: 0, contraction: 0 };
+
+    /// The size from which `family` fans out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_kernels::{Family, FanOut};
+    /// assert_eq!(FanOut::ALWAYS.min_size(Family::Reduce), 0);
+    /// ```
+    pub const fn min_size(&self, family: Family) -> u64 {
+        match family {
+            Family::Elementwise => self.elementwise,
+            Family::Reduce => self.reduce,
+            Family::Permute => self.permute,
+            Family::Gemm => self.gemm,
+            Family::Contraction => self.contraction,
+        }
+    }
+
+    /// True when an operation of `family` and `size` is big enough to fan out.
+    ///
+    /// # Examples
+    ///
+    /// See [`FanOut`].
+    pub const fn fans_out(&self, family: Family, size: u64) -> bool {
+        size >= self.min_size(family)
+    }
+}
 
 /// How a kernel may use threads. Always the last argument of a kernel.
 ///
@@ -29,9 +78,10 @@ pub const CONTRACTION_PAR_MIN_FLOPS: u64 = 1 << 22;
 ///
 /// ```
 /// use std::num::NonZeroUsize;
-/// use holdfast_kernels::{Family, Par};
+/// use holdfast_kernels::{Family, FanOut, Par};
 ///
-/// let two = Par::Rayon(NonZeroUsize::new(2).unwrap());
+/// static SIZES: FanOut = FanOut { elementwise: 1 << 15, ..FanOut::ALWAYS };
+/// let two = Par::Rayon(NonZeroUsize::new(2).unwrap(), &SIZES);
 /// assert_eq!(two.threads(), 2);
 /// // A 4-element add runs inline even when threads are offered.
 /// assert_eq!(two.for_size(Family::Elementwise, 4), Par::Seq);
@@ -42,8 +92,8 @@ pub enum Par {
     #[default]
     Seq,
     /// Split the work into at most this many parts with rayon, on the pool the caller has
-    /// installed (kernels never install one).
-    Rayon(NonZeroUsize),
+    /// installed (kernels never install one), for operations of at least the given sizes.
+    Rayon(NonZeroUsize, &'static FanOut),
 }
 
 impl Par {
@@ -51,16 +101,16 @@ impl Par {
     pub const fn threads(self) -> usize {
         match self {
             Par::Seq => 1,
-            Par::Rayon(n) => n.get(),
+            Par::Rayon(n, _) => n.get(),
         }
     }
 
     /// `self` when an operation of `size` (the family's unit) is at or above the family's
-    /// threshold and more than one thread is offered, else [`Par::Seq`].
+    /// fan-out size and more than one thread is offered, else [`Par::Seq`].
     #[must_use]
     pub fn for_size(self, family: Family, size: u64) -> Par {
         match self {
-            Par::Rayon(n) if n.get() > 1 && family.should_fan_out(size) => self,
+            Par::Rayon(n, sizes) if n.get() > 1 && sizes.fans_out(family, size) => self,
             _ => Par::Seq,
         }
     }
@@ -69,20 +119,19 @@ impl Par {
     pub(crate) fn to_faer(self) -> faer::Par {
         match self {
             Par::Seq => faer::Par::Seq,
-            Par::Rayon(n) => faer::Par::Rayon(n),
+            Par::Rayon(n, _) => faer::Par::Rayon(n),
         }
     }
 }
 
-/// A kernel family, each with its own fan-out threshold.
+/// A kernel family, each with its own fan-out size ([`FanOut`]).
 ///
 /// # Examples
 ///
 /// ```
-/// use holdfast_kernels::Family;
+/// use holdfast_kernels::{Family, FanOut};
 ///
-/// assert!(!Family::Gemm.should_fan_out(2 * 4 * 4 * 4));
-/// assert!(Family::Gemm.should_fan_out(2 * 512 * 512 * 512));
+/// assert_eq!(FanOut::ALWAYS.min_size(Family::Contraction), 0);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -97,22 +146,4 @@ pub enum Family {
     Gemm,
     /// einsum: size is the path's total floating-point operations.
     Contraction,
-}
-
-impl Family {
-    /// The family's threshold, in its size unit.
-    pub const fn threshold(self) -> u64 {
-        match self {
-            Family::Elementwise => ELEMENTWISE_PAR_MIN_ELEMENTS as u64,
-            Family::Reduce => REDUCE_PAR_MIN_ELEMENTS as u64,
-            Family::Permute => PERMUTE_PAR_MIN_ELEMENTS as u64,
-            Family::Gemm => GEMM_PAR_MIN_FLOPS,
-            Family::Contraction => CONTRACTION_PAR_MIN_FLOPS,
-        }
-    }
-
-    /// True when an operation of `size` is big enough to be worth a pool install.
-    pub const fn should_fan_out(self, size: u64) -> bool {
-        size >= self.threshold()
-    }
 }

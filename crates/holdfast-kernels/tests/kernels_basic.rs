@@ -11,12 +11,12 @@ mod support;
 
 use std::num::NonZeroUsize;
 
-use holdfast_kernels::{HeapAlloc, Par, elementwise, matmul, permute, reduce};
+use holdfast_kernels::{FanOut, HeapAlloc, Par, elementwise, matmul, permute, reduce};
 use holdfast_tensor::{Tensor, TensorRead};
 use support::{SplitMix64, random_tensor, rel_err};
 
 fn pars() -> [Par; 2] {
-    [Par::Seq, Par::Rayon(NonZeroUsize::new(2).unwrap())]
+    [Par::Seq, Par::Rayon(NonZeroUsize::new(2).unwrap(), &FanOut::ALWAYS)]
 }
 
 fn naive_matmul(a: &TensorRead<'_, f64>, b: &TensorRead<'_, f64>) -> Vec<f64> {

@@ -21,7 +21,7 @@
 
 use std::num::NonZeroUsize;
 
-use holdfast_kernels::{HUGE_PAGE_MIN_BYTES, HeapAlloc, KernelAlloc, Par, matmul};
+use holdfast_kernels::{FanOut, HUGE_PAGE_MIN_BYTES, HeapAlloc, KernelAlloc, Par, matmul};
 use holdfast_tensor::{Element, Layout, Tensor, TensorRead};
 
 fn values<T: Element>(n: usize, seed: u64) -> Vec<T> {
@@ -53,7 +53,7 @@ fn assert_close<T: Element>(got: &Tensor<T>, want: &[f64], tol: f64) {
 }
 
 fn pars() -> [Par; 2] {
-    [Par::Seq, Par::Rayon(NonZeroUsize::new(2).unwrap())]
+    [Par::Seq, Par::Rayon(NonZeroUsize::new(2).unwrap(), &FanOut::ALWAYS)]
 }
 
 /// Runs `f` on a two-thread rayon pool, as the provider installs one around a kernel call.
@@ -221,7 +221,7 @@ fn a_gemm_output_large_enough_for_huge_pages_is_correct() {
             a.read(),
             b.read(),
             &mut HeapAlloc,
-            Par::Rayon(NonZeroUsize::new(2).unwrap()),
+            Par::Rayon(NonZeroUsize::new(2).unwrap(), &FanOut::ALWAYS),
         )
     })
     .unwrap();

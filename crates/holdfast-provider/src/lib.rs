@@ -9,7 +9,7 @@
 //!   operation.
 //! - [`CpuOperationEntry::with_native_parallelism`] (P2, P3, B5): installs the pool for one
 //!   lower-library call, and only when the operation is at or above its family's fan-out threshold
-//!   (`holdfast_kernels::Family`); everything else runs inline on the caller. The pool is never
+//!   ([`FAN_OUT`], owned here and handed to the kernels inside `Par`); everything else runs inline on the caller. The pool is never
 //!   installed around the caller's continuation. Every install site is listed in
 //!   `docs/design/provider-routes.md`.
 //! - [`CpuDomain::lane_crew`] and [`LaneCrew`]: the lanes of a phase lease, the second and last
@@ -38,8 +38,13 @@ mod domain;
 mod entry;
 mod error;
 mod lanes;
+mod thresholds;
 
 pub use domain::CpuDomain;
 pub use entry::{CpuOperationEntry, ParallelMode, RouteCounters};
 pub use error::ProviderError;
 pub use lanes::LaneCrew;
+pub use thresholds::{
+    CONTRACTION_PAR_MIN_FLOPS, ELEMENTWISE_PAR_MIN_ELEMENTS, FAN_OUT, GEMM_PAR_MIN_FLOPS,
+    PERMUTE_PAR_MIN_ELEMENTS, REDUCE_PAR_MIN_ELEMENTS, threshold,
+};

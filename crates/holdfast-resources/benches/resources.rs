@@ -1,4 +1,4 @@
-//! Criterion benches of the resources' per-operation paths (issue 5 targets):
+//! Criterion benches of the resources' per-operation paths (targets in `docs/perf/REPORT.md`):
 //! - `checkout/take_return`: `EngineResourceCheckout::take` + drop (target ≤ 50 ns);
 //! - `loan/bare_op` vs `loan/loan_op`: an operation that takes and gives back one pooled
 //!   buffer, bare and inside a `BufferPoolLoan` (target: difference ≤ 25 ns);

@@ -81,7 +81,13 @@ pub enum SessionEntryError {
     },
 }
 
-/// Why an entry was refused as a re-entry.
+/// Why an entry was refused as a re-entry: the session's own checks, or the arbiter's cause.
+///
+/// The session checks the thread's owner marker itself, before anything can wait, and reports
+/// a set marker as [`ExecutionActive`](Self::ExecutionActive); the arbiter's
+/// [`ReentryCause::MarkerSet`] is the same fact and is reported under the same name. Every other
+/// cause of the arbiter (a child joining an owner that has ended is
+/// [`ReentryCause::OwnerGone`]) comes as [`Admission`](Self::Admission).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReentryReason {
@@ -91,8 +97,6 @@ pub enum ReentryReason {
     InsideSharedScope,
     /// A child handle cannot open a held root.
     ChildHandle,
-    /// The owner a child handle joins no longer holds the engine.
-    OwnerGone,
     /// The arbiter refused the request as a re-entry.
     Admission(ReentryCause),
 }
@@ -107,9 +111,6 @@ impl std::fmt::Display for ReentryReason {
                 f.write_str("a held session cannot be opened inside a shared execution scope")
             }
             ReentryReason::ChildHandle => f.write_str("a child handle cannot open a held session"),
-            ReentryReason::OwnerGone => {
-                f.write_str("the parent execution this child joins has ended")
-            }
             ReentryReason::Admission(cause) => write!(f, "{cause}"),
         }
     }
@@ -120,7 +121,6 @@ impl From<AdmissionError> for SessionEntryError {
         match e {
             AdmissionError::Reentered { owner, cause } => {
                 let cause = match cause {
-                    ReentryCause::OwnerGone => ReentryReason::OwnerGone,
                     ReentryCause::MarkerSet => ReentryReason::ExecutionActive,
                     other => ReentryReason::Admission(other),
                 };

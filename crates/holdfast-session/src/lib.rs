@@ -55,6 +55,7 @@ pub use stats::SessionStats;
 pub use view::CpuExecSession;
 
 pub use holdfast_affinity::CpuSet;
+pub use holdfast_arbiter::ReentryCause;
 pub use holdfast_kernels::linalg::{LinalgElement, Svd, Truncation};
 pub use holdfast_provider::ParallelMode;
 pub use holdfast_resources::{BufferPoolStats, ManagementError, PlanCacheStats, ResourceLimits};

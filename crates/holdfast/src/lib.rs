@@ -28,8 +28,8 @@
 pub use holdfast_session::{
     BufferPoolStats, BuildError, CpuBackend, CpuBackendBuilder, CpuExecSession, CpuHeldSession,
     CpuHeldSessionError, CpuSet, CpuThreadExecution, LinalgElement, ManagementError, OpError,
-    ParallelMode, PlanCacheStats, ReentryReason, ResourceLimits, SessionEntryError, SessionStats,
-    Svd, Truncation, current_cpu_execution,
+    ParallelMode, PlanCacheStats, ReentryCause, ReentryReason, ResourceLimits, SessionEntryError,
+    SessionStats, Svd, Truncation, current_cpu_execution,
 };
 pub use holdfast_tensor::{
     AllocationDomain, DType, Element, ProviderId, Readiness, Tensor, TensorError, TensorRead, c32,

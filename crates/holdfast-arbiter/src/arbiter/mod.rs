@@ -24,10 +24,11 @@
 //! pool, including the global pool and pools built by user code. The probe runs only when a
 //! request would queue, so the uncontended path never pays for it.
 
-use crate::core::state::{Request, Ticket};
+use crate::core::state::Request;
 use crate::core::{Core, Wait};
 use crate::error::{AdmissionError, ReentryCause};
 use crate::owner::{OwnerId, current_owner};
+use crate::permit::{CoreRef, ResourcePermit};
 use holdfast_cpuset::CpuSet;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
@@ -92,25 +93,6 @@ static POOL_WORKER_PROBE: OnceLock<fn() -> bool> = OnceLock::new();
 /// ```
 pub fn register_pool_worker_probe(probe: fn() -> bool) -> bool {
     POOL_WORKER_PROBE.set(probe).is_ok()
-}
-
-/// Which core an arbiter (or permit) points at.
-#[derive(Clone)]
-enum CoreRef {
-    /// The process-wide core: no reference count to maintain.
-    Global(&'static Core),
-    /// A private core.
-    Private(Arc<Core>),
-}
-
-impl CoreRef {
-    #[inline]
-    fn get(&self) -> &Core {
-        match self {
-            Self::Global(core) => core,
-            Self::Private(core) => core,
-        }
-    }
 }
 
 /// Admission of CPU-set requests: FIFO between conflicting requests, concurrent for disjoint ones.
@@ -254,12 +236,7 @@ impl ResourceArbiter {
         };
         let request = Request { mask: request, owner, thread: crate::registry::current() };
         let admitted = self.core.get().admit(request, wait, || self.may_park())?;
-        Ok(ResourcePermit {
-            core: self.core.clone(),
-            ticket: admitted.ticket,
-            owner,
-            joined: admitted.joined,
-        })
+        Ok(ResourcePermit::new(self.core.clone(), admitted.ticket, owner, admitted.joined))
     }
 
     /// Joins `owner`'s active reservation (child shape, A6): never waits, whatever this thread's
@@ -288,9 +265,7 @@ impl ResourceArbiter {
     /// ```
     pub fn join(&self, owner: OwnerId) -> Result<ResourcePermit, AdmissionError> {
         match self.core.get().join(owner)? {
-            Some(ticket) => {
-                Ok(ResourcePermit { core: self.core.clone(), ticket, owner, joined: true })
-            }
+            Some(ticket) => Ok(ResourcePermit::new(self.core.clone(), ticket, owner, true)),
             None => Err(AdmissionError::Reentered { owner, cause: ReentryCause::OwnerGone }),
         }
     }
@@ -407,63 +382,6 @@ pub struct ArbiterSnapshot {
     pub waiters: usize,
     /// Threads blocked waiting for admission.
     pub parked: usize,
-}
-
-/// One admitted reservation (or one joined permit of it). Not `Clone`; dropping it releases the
-/// reservation — removes the request and wakes the admissible waiters — and cannot fail (A1).
-/// `Send + Sync`, so a shared scope may hold it in an `Arc`.
-///
-/// # Examples
-///
-/// ```
-/// use holdfast_arbiter::{fresh_execution_owner, AdmissionMode, CpuSet, ResourceArbiter};
-///
-/// let arbiter = ResourceArbiter::new();
-/// let cpus = CpuSet::from_cpus([3])?;
-/// let permit = arbiter.acquire(&cpus, fresh_execution_owner().unwrap(), AdmissionMode::Wait)?;
-/// assert!(arbiter.acquire(&cpus, fresh_execution_owner().unwrap(), AdmissionMode::Try).is_err());
-/// drop(permit);
-/// assert!(arbiter.acquire(&cpus, fresh_execution_owner().unwrap(), AdmissionMode::Try).is_ok());
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[must_use = "the reservation is released as soon as the permit is dropped"]
-pub struct ResourcePermit {
-    core: CoreRef,
-    ticket: Ticket,
-    owner: OwnerId,
-    joined: bool,
-}
-
-impl ResourcePermit {
-    /// The owner this permit admits.
-    #[must_use]
-    pub const fn owner(&self) -> OwnerId {
-        self.owner
-    }
-
-    /// Whether this permit joined an owner's existing reservation (child shape) rather than
-    /// making it.
-    #[must_use]
-    pub const fn is_joined(&self) -> bool {
-        self.joined
-    }
-}
-
-impl Drop for ResourcePermit {
-    fn drop(&mut self) {
-        // Infallible: a poisoned state is recovered, see `Core::release`.
-        self.core.get().release(self.ticket);
-    }
-}
-
-impl fmt::Debug for ResourcePermit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ResourcePermit")
-            .field("owner", &self.owner)
-            .field("ticket", &self.ticket)
-            .field("joined", &self.joined)
-            .finish_non_exhaustive()
-    }
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use super::exec::{Exec, Op, Step};
 /// The kernels' parallelism argument for a thread budget.
 pub(crate) fn par_for(threads: usize) -> Par {
     match NonZeroUsize::new(threads) {
-        Some(n) if n.get() > 1 => Par::Rayon(n),
+        Some(n) if n.get() > 1 => Par::Rayon(n, &holdfast::layers::provider::FAN_OUT),
         _ => Par::Seq,
     }
 }

@@ -58,7 +58,7 @@ pub(crate) fn run(args: &InfoArgs) -> Result<(), CliError> {
                 "threads": backend.threads(),
                 "mode": format!("{:?}", backend.mode()),
             },
-            "thresholds": FAMILIES.iter().map(|(name, family, unit)| json!({"family": name, "min_size": family.threshold(), "unit": unit})).collect::<Vec<_>>(),
+            "thresholds": FAMILIES.iter().map(|(name, family, unit)| json!({"family": name, "min_size": holdfast::layers::provider::threshold(*family), "unit": unit})).collect::<Vec<_>>(),
             "resource_limits": {
                 "buffer_retention_bytes": limits.buffer_retention_bytes,
                 "gemm_analysis_cache": {"max_entries": limits.gemm_analysis_cache.max_entries, "max_bytes": limits.gemm_analysis_cache.max_bytes},
@@ -87,7 +87,11 @@ pub(crate) fn run(args: &InfoArgs) -> Result<(), CliError> {
     );
     let mut table = Table::new(&["family", "threshold", "unit"]);
     for (name, family, unit) in FAMILIES {
-        table.row(vec![(*name).to_owned(), family.threshold().to_string(), (*unit).to_owned()]);
+        table.row(vec![
+            (*name).to_owned(),
+            holdfast::layers::provider::threshold(family).to_string(),
+            (*unit).to_owned(),
+        ]);
     }
     for line in table.render().lines() {
         println!("  {line}");

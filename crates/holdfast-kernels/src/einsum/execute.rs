@@ -86,11 +86,7 @@ impl EinsumPlan {
                 return Err(KernelError::PlanMismatch { reason: "operand shape or strides" });
             }
         }
-        let par = if par.threads() > 1 && Family::Contraction.should_fan_out(self.flops) {
-            par
-        } else {
-            Par::Seq
-        };
+        let par = par.for_size(Family::Contraction, self.flops);
         let mut list: Buffers<'_, T> =
             operands.iter().map(|o| Buffer::Input(o.storage(), o.offset())).collect();
         for step in &self.steps {

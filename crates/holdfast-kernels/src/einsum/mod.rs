@@ -15,8 +15,8 @@
 //! - Buffers come from the caller's [`KernelAlloc`]; each intermediate is given back as soon as
 //!   the step that consumes it is done.
 //! - With [`Par::Rayon`] and a contraction of at least
-//!   [`CONTRACTION_PAR_MIN_FLOPS`](crate::CONTRACTION_PAR_MIN_FLOPS), each step may fan out by
-//!   its own family's threshold.
+//!   [`FanOut::contraction`](crate::FanOut) flops, each step may fan out by its own family's
+//!   size.
 
 mod broadcast;
 mod execute;

@@ -5,7 +5,7 @@
 //! copied first. The output is a new dense row-major tensor whose buffer comes from the caller's
 //! [`KernelAlloc`](crate::KernelAlloc). With [`Par::Rayon`](crate::Par) the output is split into
 //! row blocks over rayon once it has at least
-//! [`ELEMENTWISE_PAR_MIN_ELEMENTS`](crate::ELEMENTWISE_PAR_MIN_ELEMENTS) elements.
+//! [`FanOut::elementwise`](crate::FanOut) elements.
 
 mod binary;
 #[cfg(test)]

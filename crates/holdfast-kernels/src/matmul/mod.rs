@@ -4,8 +4,8 @@
 //! Operands are handed to faer as strided views of their storage (transposed or sliced views
 //! included), never copied first. [`MatmulPlan`] is the validated product (shapes and strides);
 //! preparing it once and executing it many times skips validation. With
-//! [`Par::Rayon`](crate::Par) and at least [`GEMM_PAR_MIN_FLOPS`](crate::GEMM_PAR_MIN_FLOPS)
-//! floating-point operations, faer parallelises each product, or a batch is split over rayon.
+//! [`Par::Rayon`](crate::Par) and at least its [`FanOut::gemm`](crate::FanOut) floating-point
+//! operations, faer parallelises each product, or a batch is split over rayon.
 //!
 //! | module | what |
 //! |---|---|

@@ -3,7 +3,7 @@
 //!
 //! The input is read through its strides directly (no intermediate copy). Transposing copies walk
 //! tiles so that reads and writes both stay in cache. With [`Par::Rayon`](crate::Par) and at
-//! least [`PERMUTE_PAR_MIN_ELEMENTS`](crate::PERMUTE_PAR_MIN_ELEMENTS) elements the output is
+//! least its [`FanOut::permute`](crate::FanOut) size the output is
 //! split into row blocks over rayon.
 
 #[cfg(test)]

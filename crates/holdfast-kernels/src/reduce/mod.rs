@@ -2,7 +2,7 @@
 //!
 //! The input is read in its own storage order (whatever its strides), accumulating into a zeroed
 //! output. With [`Par::Rayon`](crate::Par) and at least
-//! [`REDUCE_PAR_MIN_ELEMENTS`](crate::REDUCE_PAR_MIN_ELEMENTS) input elements the work is split
+//! [`FanOut::reduce`](crate::FanOut) input elements the work is split
 //! over rayon: by disjoint output blocks when the outermost loop is over a kept axis, otherwise
 //! into per-task partial sums (scratch from the caller's allocator) that are added at the end.
 

@@ -21,8 +21,8 @@ const MIN_RUN: usize = 8;
 const GATHER_BLOCK: usize = 512;
 /// A transposed panel of fewer elements than this is gathered through the table instead of
 /// tiled: for a 4×4 panel (tensor-network legs of dimension 4) the tile loop's setup per panel
-/// costs more than the table's indirection (`copy_probe`, three runs each: a brackets
-/// instance's copy 3.4–4.6 → 1.9–4.0 ns per element, `t4x4x` 2.4–2.8 → 1.7–2.1).
+/// costs more than the table's indirection (the `copy_probe` measurement is in
+/// `docs/perf/measurements.md`).
 const MIN_PANEL: usize = 64;
 
 /// Copies the `shape`/`strides`/`offset` view of `src` into `dst` (dense row-major, exactly

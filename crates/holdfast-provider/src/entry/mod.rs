@@ -113,7 +113,9 @@ impl<'d> CpuOperationEntry<'d> {
     #[inline]
     pub fn par_for(&self, family: Family, size: u64) -> Par {
         match std::num::NonZeroUsize::new(self.domain.threads()) {
-            Some(n) if self.uses_inner_parallelism() => Par::Rayon(n).for_size(family, size),
+            Some(n) if self.uses_inner_parallelism() => {
+                Par::Rayon(n, &crate::FAN_OUT).for_size(family, size)
+            }
             _ => Par::Seq,
         }
     }
@@ -141,7 +143,7 @@ impl<'d> CpuOperationEntry<'d> {
     pub fn route(self, family: Family, size: u64, routes: &mut RouteCounters) -> Route<'d> {
         let par = self.par_for(family, size);
         match (par, self.domain.pool()) {
-            (Par::Rayon(_), Some(pool)) => fan_out(pool, par, routes),
+            (Par::Rayon(..), Some(pool)) => fan_out(pool, par, routes),
             _ => {
                 routes.inline += 1;
                 Route::Inline

@@ -40,7 +40,7 @@ fn below_threshold_never_installs() {
     for family in
         [Family::Elementwise, Family::Reduce, Family::Permute, Family::Gemm, Family::Contraction]
     {
-        let size = family.threshold() - 1;
+        let size = crate::threshold(family) - 1;
         let (par, worker) = entry.with_native_parallelism(family, size, &mut routes, |par| {
             (par, domain.is_own_worker())
         });
@@ -56,10 +56,12 @@ fn above_threshold_installs_for_the_call_only() {
     let entry = CpuOperationEntry::new(&domain, ParallelMode::Inner);
     let mut routes = RouteCounters::default();
     let caller = std::thread::current().id();
-    let (par, inside_pool, thread) =
-        entry.with_native_parallelism(Family::Gemm, Family::Gemm.threshold(), &mut routes, |par| {
-            (par, domain.is_own_worker(), std::thread::current().id())
-        });
+    let (par, inside_pool, thread) = entry.with_native_parallelism(
+        Family::Gemm,
+        crate::threshold(Family::Gemm),
+        &mut routes,
+        |par| (par, domain.is_own_worker(), std::thread::current().id()),
+    );
     assert_eq!(par.threads(), 2);
     assert!(inside_pool, "the call runs on one of the domain's workers");
     assert_ne!(thread, caller);

@@ -1,3 +1,6 @@
+//! The admission guard: what it holds while entered, and that every way out (release, drop,
+//! a refused entry) gives back the same things in the same order.
+
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 use std::sync::Arc;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use holdfast_tensor::Tensor;
 
 use crate::{
-    BuildError, CpuBackend, CpuThreadExecution, ReentryReason, SessionEntryError,
+    BuildError, CpuBackend, CpuThreadExecution, ReentryCause, ReentryReason, SessionEntryError,
     current_cpu_execution,
 };
 
@@ -127,7 +127,13 @@ fn a_child_entry_from_another_thread_joins_without_waiting_and_fails_once_the_pa
     s.close().unwrap();
     let gone = child.with_backend_session(|_| ());
     assert!(
-        matches!(gone, Err(SessionEntryError::Reentered { cause: ReentryReason::OwnerGone, .. })),
+        matches!(
+            gone,
+            Err(SessionEntryError::Reentered {
+                cause: ReentryReason::Admission(ReentryCause::OwnerGone),
+                ..
+            })
+        ),
         "{gone:?}"
     );
 }
