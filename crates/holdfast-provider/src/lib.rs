@@ -41,7 +41,7 @@ mod lanes;
 mod thresholds;
 
 pub use domain::CpuDomain;
-pub use entry::{CpuOperationEntry, ParallelMode, RouteCounters};
+pub use entry::{CpuOperationEntry, ParallelMode, Route, RouteCounters};
 pub use error::ProviderError;
 pub use lanes::LaneCrew;
 pub use thresholds::{
