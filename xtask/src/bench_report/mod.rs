@@ -9,6 +9,7 @@
 //! | [`machine`] | CPU, kernel, memory, load and versions, read from the system |
 //! | [`criterion`] | criterion's medians, only those written by this run |
 //! | [`numpy`] | numpy measured in the same run, in a venv this command installs |
+//! | [`quimb`] | `holdfast dmrg` against quimb's `DMRG2`, side by side, in a venv this command installs |
 //! | [`targets`] | the targets and their verdicts |
 //!
 //! Invariant: the report states only what this run measured; a target without a fresh
@@ -17,6 +18,7 @@
 mod criterion;
 mod machine;
 mod numpy;
+mod quimb;
 mod targets;
 
 use std::fmt::Write as _;
@@ -47,6 +49,8 @@ struct Options {
     no_instances: bool,
     /// Do not run numpy beside the campaign.
     no_numpy: bool,
+    /// Do not run the DMRG comparison with quimb.
+    no_quimb: bool,
     /// Where to write the report (default `docs/perf/REPORT.md`).
     out: Option<PathBuf>,
 }
@@ -59,12 +63,13 @@ fn parse(args: &[String]) -> Result<Options, DynError> {
             "--quick" => o.quick = true,
             "--no-instances" => o.no_instances = true,
             "--no-numpy" => o.no_numpy = true,
+            "--no-quimb" => o.no_quimb = true,
             "--out" => {
                 o.out = Some(it.next().ok_or("--out needs a file name")?.into());
             }
             other => {
                 return Err(format!(
-                    "bench-report: unknown argument `{other}` (expected --quick, --no-instances, --no-numpy, --out FILE)"
+                    "bench-report: unknown argument `{other}` (expected --quick, --no-instances, --no-numpy, --no-quimb, --out FILE)"
                 )
                 .into());
             }
@@ -73,7 +78,8 @@ fn parse(args: &[String]) -> Result<Options, DynError> {
     Ok(o)
 }
 
-/// Entry point of `cargo xtask bench-report [--quick] [--no-instances] [--no-numpy] [--out FILE]`.
+/// Entry point of `cargo xtask bench-report [--quick] [--no-instances] [--no-numpy] [--no-quimb]
+/// [--out FILE]`.
 pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
     let options = parse(args)?;
     crate::sysdeps::ensure()?;
@@ -139,11 +145,31 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
         }
     };
 
+    let dmrg = if options.no_quimb {
+        None
+    } else {
+        let holdfast = target_dir().join("release/holdfast");
+        match quimb::measure(&target_dir().join("quimb-venv"), &holdfast, options.quick) {
+            Ok(run) => Some(run),
+            Err(e) => {
+                eprintln!("bench-report: quimb not measured: {e}");
+                None
+            }
+        }
+    };
+
     let mut verdicts = targets::criterion_verdicts(&medians);
     let (einsum_rows, einsum_verdicts) =
         targets::einsum_verdicts(bench_doc.as_ref(), numpy_run.as_ref().map(|n| &n.medians_ms));
     verdicts.extend(einsum_verdicts);
     verdicts.extend(targets::bench_verdicts(bench_doc.as_ref()));
+    let dmrg_section = match &dmrg {
+        Some((versions, rows)) => {
+            verdicts.extend(quimb::verdicts(rows));
+            quimb::table(rows, versions)
+        }
+        None => "## DMRG against quimb\n\nNot measured in this run.\n".to_owned(),
+    };
 
     let report = render(&Render {
         machine: &machine,
@@ -156,6 +182,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
         numpy_versions: numpy_run.as_ref().map(|n| n.versions.as_str()),
         medians: &medians,
         bench_section: &bench_section,
+        dmrg_section: &dmrg_section,
     });
     let out = options.out.unwrap_or_else(|| root.join("docs/perf/REPORT.md"));
     std::fs::write(&out, report)?;
@@ -180,6 +207,7 @@ struct Render<'a> {
     numpy_versions: Option<&'a str>,
     medians: &'a criterion::Medians,
     bench_section: &'a str,
+    dmrg_section: &'a str,
 }
 
 fn render(r: &Render<'_>) -> String {
@@ -268,6 +296,8 @@ fn render(r: &Render<'_>) -> String {
     }
 
     let _ = writeln!(s, "\n## The campaign: `holdfast bench`\n");
+    s.push_str(r.dmrg_section);
+    s.push('\n');
     s.push_str(r.bench_section);
 
     let _ = writeln!(s, "\n## Every criterion median of this run\n");
