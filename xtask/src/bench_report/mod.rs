@@ -38,6 +38,7 @@ const BENCHES: &[(&str, &str, &str)] = &[
     ("holdfast-arbiter", "arbiter", ""),
     ("holdfast-affinity", "affinity", ""),
     ("holdfast-session", "phase_lease", ""),
+    ("holdfast-session", "held_tensor_network", ""),
 ];
 
 /// Options of `cargo xtask bench-report`.
