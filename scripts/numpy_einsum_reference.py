@@ -2,10 +2,13 @@
 
 Runs every instance of a folder the way the kernels issue quotes numpy: one thread (the BLAS
 thread count is pinned before numpy loads), the instance's `opt_flops` path, float64 operands
-drawn from a fixed seed. Each instance runs once untimed (page faults, allocator warm-up), then
-timed until a time budget is spent (at least once); the median is reported.
+drawn from a fixed seed (with `--dtype complex128`, complex operands, both parts drawn). Each
+instance runs once untimed (page faults, allocator warm-up), then timed until a time budget is
+spent (at least once); the median is reported. `--filter` keeps the instances whose file name
+contains one of its comma-separated parts.
 
-Usage: python numpy_einsum_reference.py INSTANCES_DIR [--budget-s S] [--filter TEXT]
+Usage: python numpy_einsum_reference.py INSTANCES_DIR [--budget-s S] [--filter TEXT[,TEXT..]]
+                                        [--dtype float64|complex128]
 
 Prints one JSON object on standard output:
 {"numpy": "2.4.x", "opt_einsum": "3.4.x", "medians_ms": {"name": ms, ...}, "runs": {...}}
@@ -33,26 +36,33 @@ def field(doc, name):
 def main(argv):
     if not argv:
         sys.exit("usage: numpy_einsum_reference.py INSTANCES_DIR [--budget-s S] [--filter TEXT]")
-    folder, budget, only = argv[0], 10.0, ""
+    folder, budget, only, dtype = argv[0], 10.0, [""], "float64"
     rest = argv[1:]
     while rest:
         flag = rest.pop(0)
         if flag == "--budget-s" and rest:
             budget = float(rest.pop(0))
         elif flag == "--filter" and rest:
-            only = rest.pop(0)
+            only = rest.pop(0).split(",")
+        elif flag == "--dtype" and rest:
+            dtype = rest.pop(0)
+            if dtype not in ("float64", "complex128"):
+                sys.exit(f"--dtype {dtype}: float64 or complex128")
         else:
             sys.exit(f"unknown argument {flag}")
     medians, runs = {}, {}
     for entry in sorted(os.listdir(folder)):
-        if not entry.endswith(".json") or only not in entry:
+        if not entry.endswith(".json") or not any(part in entry for part in only):
             continue
         with open(os.path.join(folder, entry), encoding="utf-8") as f:
             doc = json.load(f)
         name = doc["name"]
         path = [tuple(step) for step in field(doc, "paths")["opt_flops"]["path"]]
         rng = np.random.default_rng(0)
-        operands = [rng.random(shape) for shape in field(doc, "shapes")]
+        if dtype == "complex128":
+            operands = [rng.random(shape) + 1j * rng.random(shape) for shape in field(doc, "shapes")]
+        else:
+            operands = [rng.random(shape) for shape in field(doc, "shapes")]
         spec = doc["format_string"]
         oe.contract(spec, *operands, optimize=path)
         times = []
@@ -68,6 +78,7 @@ def main(argv):
     print(json.dumps({
         "numpy": np.__version__,
         "opt_einsum": oe.__version__,
+        "dtype": dtype,
         "medians_ms": medians,
         "runs": runs,
     }))

@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{holdfast, instances_dir, read_npy_f64, s, scratch, write_npy_f64};
+use support::{holdfast, instances_dir, read_npy_f64, s, scratch, write_npy_c16, write_npy_f64};
 
 #[test]
 fn npy_inputs_and_output_match_a_reference_matmul() {
@@ -106,4 +106,52 @@ fn shared_instances_run_in_one_held_session() {
     assert_eq!(instances.len(), 2);
     assert_eq!(instances[1]["operands"], 84);
     assert_eq!(instances[1]["telemetry"]["operations"], 1);
+}
+
+#[test]
+fn a_complex128_instance_runs_in_complex_arithmetic() {
+    use num_complex::Complex;
+    let dir = scratch("einsum-complex");
+    let file = dir.join("zmm.json");
+    std::fs::write(
+        &file,
+        r#"{"name": "zmm", "format_string": "ij,jk->ik", "shapes": [[2, 3], [3, 2]],
+            "dtype": "complex128", "paths": {"opt_flops": {"path": [[0, 1]]}}}"#,
+    )
+    .unwrap();
+    let inputs = dir.join("inputs");
+    std::fs::create_dir_all(&inputs).unwrap();
+    let a: Vec<Complex<f64>> =
+        (0..6).map(|i| Complex::new(f64::from(i) - 2.0, 0.5 * f64::from(i))).collect();
+    let b: Vec<Complex<f64>> =
+        (0..6).map(|i| Complex::new(0.25 * f64::from(i), 1.0 - f64::from(i))).collect();
+    write_npy_c16(&inputs.join("a.npy"), &[2, 3], &a);
+    write_npy_c16(&inputs.join("b.npy"), &[3, 2], &b);
+    let out = dir.join("r.npy");
+    let run = holdfast(&["einsum", s(&file), "--inputs", s(&inputs), "--out", s(&out), "--json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.contains(r#""dtype":"complex128""#), "{}", run.stdout);
+    let bytes = std::fs::read(&out).unwrap();
+    let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
+    assert_eq!(npy.shape(), &[2, 2]);
+    let got: Vec<Complex<f64>> = npy.into_vec().unwrap();
+    for i in 0..2 {
+        for k in 0..2 {
+            let want: Complex<f64> = (0..3).map(|j| a[i * 3 + j] * b[j * 2 + k]).sum();
+            assert!(
+                (got[i * 2 + k] - want).norm() <= 1e-12,
+                "{i},{k}: {} vs {want}",
+                got[i * 2 + k]
+            );
+        }
+    }
+    // float64 operands for a complex128 instance: a one-line error naming the file.
+    write_npy_f64(&inputs.join("b.npy"), &[3, 2], &[1.0; 6]);
+    let run = holdfast(&["einsum", s(&file), "--inputs", s(&inputs)]);
+    assert_ne!(run.code, Some(0));
+    assert!(run.stderr.contains("b.npy") && run.stderr.contains("complex128"), "{}", run.stderr);
+    // --dtype overrides the instance's: random complex64 operands.
+    let run = holdfast(&["einsum", s(&file), "--dtype", "complex64", "--json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.contains(r#""dtype":"complex64""#), "{}", run.stdout);
 }

@@ -29,7 +29,7 @@ fn einsum_malformed_json() {
     fails_cleanly(&["einsum", s(&file)]);
     std::fs::write(
         &file,
-        r#"{"format_string": "ij,jk->ik", "shapes": [[2, 3], [3, 2]], "dtype": "float32"}"#,
+        r#"{"format_string": "ij,jk->ik", "shapes": [[2, 3], [3, 2]], "dtype": "float16"}"#,
     )
     .unwrap();
     fails_cleanly(&["einsum", s(&file)]);

@@ -7,6 +7,7 @@
 //! | module | owns |
 //! |---|---|
 //! | [`machine`] | CPU, kernel, memory, load and versions, read from the system |
+//! | [`complex`] | complex128 einsum on three instances against numpy, in the same run |
 //! | [`criterion`] | criterion's medians, only those written by this run |
 //! | [`numpy`] | numpy measured in the same run, in a venv this command installs |
 //! | [`quimb`] | `holdfast dmrg` against quimb's `DMRG2`, side by side, in a venv this command installs |
@@ -15,6 +16,7 @@
 //! Invariant: the report states only what this run measured; a target without a fresh
 //! measurement is "not measured".
 
+mod complex;
 mod criterion;
 mod machine;
 mod numpy;
@@ -137,10 +139,27 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
         let instances = std::env::var_os("HOLDFAST_EINSUM_INSTANCES")
             .map_or_else(|| root.join("../shared/einsum-instances"), PathBuf::from);
         let budget_s = if options.quick { 1.0 } else { 6.0 };
-        match numpy::measure(&target_dir().join("numpy-venv"), &instances, budget_s) {
+        match numpy::measure(&target_dir().join("numpy-venv"), &instances, budget_s, &[], "float64")
+        {
             Ok(run) => Some(run),
             Err(e) => {
                 eprintln!("bench-report: numpy not measured: {e}");
+                None
+            }
+        }
+    };
+
+    let complex_run = if options.no_instances || options.no_numpy {
+        None
+    } else {
+        let instances = std::env::var_os("HOLDFAST_EINSUM_INSTANCES")
+            .map_or_else(|| root.join("../shared/einsum-instances"), PathBuf::from);
+        let holdfast = target_dir().join("release/holdfast");
+        let venv = target_dir().join("numpy-venv");
+        match complex::measure(&holdfast, &venv, &instances, options.quick) {
+            Ok(run) => Some(run),
+            Err(e) => {
+                eprintln!("bench-report: complex einsum not measured: {e}");
                 None
             }
         }
@@ -164,6 +183,9 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
         targets::einsum_verdicts(bench_doc.as_ref(), numpy_run.as_ref().map(|n| &n.medians_ms));
     verdicts.extend(einsum_verdicts);
     verdicts.extend(targets::bench_verdicts(bench_doc.as_ref()));
+    if let Some((_, rows)) = &complex_run {
+        verdicts.extend(complex::verdicts(rows));
+    }
     let dmrg_section = match &dmrg {
         Some((versions, rows)) => {
             verdicts.extend(quimb::verdicts(rows));
@@ -181,6 +203,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
         verdicts: &verdicts,
         einsum: &einsum_rows,
         numpy_versions: numpy_run.as_ref().map(|n| n.versions.as_str()),
+        complex_versions: complex_run.as_ref().map(|(v, _)| v.as_str()),
         medians: &medians,
         bench_section: &bench_section,
         dmrg_section: &dmrg_section,
@@ -206,6 +229,8 @@ struct Render<'a> {
     verdicts: &'a [Verdict],
     einsum: &'a [targets::EinsumRow],
     numpy_versions: Option<&'a str>,
+    /// numpy's versions in the complex einsum comparison (`None`: not measured).
+    complex_versions: Option<&'a str>,
     medians: &'a criterion::Medians,
     bench_section: &'a str,
     dmrg_section: &'a str,
@@ -296,6 +321,14 @@ fn render(r: &Render<'_>) -> String {
         );
     }
 
+    let _ = writeln!(
+        s,
+        "\nComplex einsum (the `tensor networks` targets above): {} instances with complex128 \
+         operands (both parts random), `holdfast einsum --dtype complex128 --threads 1` pinned to \
+         CPU 0, median of 7 runs, beside {} in the same run.",
+        complex::INSTANCES.join(", "),
+        r.complex_versions.unwrap_or("numpy (not measured in this run)")
+    );
     let _ = writeln!(s, "\n## The campaign: `holdfast bench`\n");
     s.push_str(r.dmrg_section);
     s.push('\n');

@@ -26,15 +26,29 @@ pub(crate) struct NumpyRun {
     pub(crate) medians_ms: BTreeMap<String, f64>,
 }
 
-/// Installs numpy into `venv` when needed and times every instance of `instances` with it;
-/// `budget_s` is the timed budget per instance (after one untimed run).
-pub(crate) fn measure(venv: &Path, instances: &Path, budget_s: f64) -> Result<NumpyRun, DynError> {
+/// Installs numpy into `venv` when needed and times every instance of `instances` with it (or
+/// those whose file names contain one of `only`, in `dtype` `float64` or `complex128`);
+/// `budget_s` is the timed budget per instance (after one untimed run). The OpenBLAS core-type
+/// overrides some machines set for old OpenBLAS builds are removed for this command alone: they
+/// slow a current numpy down.
+pub(crate) fn measure(
+    venv: &Path,
+    instances: &Path,
+    budget_s: f64,
+    only: &[&str],
+    dtype: &str,
+) -> Result<NumpyRun, DynError> {
     let python = ensure_venv(venv)?;
     let script = workspace_root().join("scripts/numpy_einsum_reference.py");
-    let out = Command::new(&python)
-        .arg(&script)
-        .arg(instances)
-        .args(["--budget-s", &budget_s.to_string()])
+    let mut cmd = Command::new(&python);
+    cmd.arg(&script).arg(instances).args(["--budget-s", &budget_s.to_string()]);
+    cmd.args(["--dtype", dtype]);
+    if !only.is_empty() {
+        cmd.args(["--filter", &only.join(",")]);
+    }
+    let out = cmd
+        .env_remove("OPENBLAS_CORETYPE")
+        .env_remove("OPENBLAS_L2_SIZE")
         .stderr(Stdio::inherit())
         .output()?;
     if !out.status.success() {

@@ -87,6 +87,8 @@ pub(crate) fn measure(
         hf.args(["--sweeps", &sweeps, "--cutoff", CUTOFF, "--threads", "1", "--json"]);
         let hf_doc = json_of(hf)?;
         let mut qm = pinned(&python);
+        // The OpenBLAS core-type overrides of old builds slow a current one: not for this run.
+        qm.env_remove("OPENBLAS_CORETYPE").env_remove("OPENBLAS_L2_SIZE");
         qm.arg(&script).args(["--model", case.model, "--sites", &sites]);
         qm.args(["--chi", &case.chi.to_string(), "--schedule", "16,32", "--sweeps", &sweeps]);
         qm.args(["--cutoff", CUTOFF]);
@@ -103,7 +105,7 @@ pub(crate) fn measure(
 }
 
 /// `program` pinned to CPU 0 when `taskset` exists (the comparison is one thread each).
-fn pinned(program: &Path) -> Command {
+pub(crate) fn pinned(program: &Path) -> Command {
     let taskset = Command::new("taskset")
         .arg("--version")
         .stdout(Stdio::null())
@@ -119,7 +121,7 @@ fn pinned(program: &Path) -> Command {
     }
 }
 
-fn json_of(mut cmd: Command) -> Result<Value, DynError> {
+pub(crate) fn json_of(mut cmd: Command) -> Result<Value, DynError> {
     let out = cmd.stderr(Stdio::inherit()).output()?;
     if !out.status.success() {
         return Err(format!("{cmd:?} failed ({})", out.status).into());

@@ -1,7 +1,9 @@
 //! `holdfast einsum FILE.json…`: einsum-benchmark instances run end to end, each in one held
-//! session (`--spec` evaluates one expression on `.npy` files instead, see [`super::einsum_spec`]): operands from `--inputs DIR` (`.npy`, lexicographic order) or generated from
-//! `--seed`; the median time over `--repeat` runs and the session's telemetry are printed, and
-//! `--out` writes the result as `.npy`.
+//! session (`--spec` evaluates one expression on `.npy` files instead, see
+//! [`super::einsum_spec`]): operands of the instance's `dtype` (or `--dtype`'s) from `--inputs
+//! DIR` (`.npy`, lexicographic order) or generated from `--seed`; the median time over
+//! `--repeat` runs and the session's telemetry are printed, and `--out` writes the result as
+//! `.npy`.
 //!
 //! Invariant: every input is validated (count, dtype, shape) before the session opens, so a bad
 //! input is a one-line error and never a half-run.
@@ -10,15 +12,15 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use clap::Args;
-use holdfast::{SessionStats, Tensor, TensorRead};
+use clap::{Args, ValueEnum};
+use holdfast::{DType, SessionStats, Tensor, TensorRead, c32, c64};
 use serde_json::json;
 
 use super::backend_with_threads;
 use super::error::CliError;
 use super::instance::{Instance, PathChoice};
 use super::measure::median;
-use super::npy;
+use super::npy::{self, NpyElement};
 use super::progress::Progress;
 use super::rng::SplitMix64;
 use super::table::Table;
@@ -43,8 +45,13 @@ pub(crate) struct EinsumArgs {
     /// Runs per instance; the median is reported.
     #[arg(long, default_value_t = 3, value_name = "R")]
     pub(crate) repeat: usize,
-    /// Directory of operands, one `.npy` file (float64, C order) per operand, taken in
-    /// lexicographic order of their file names. Without it, operands are random in [0, 1).
+    /// Element type of the operands, instead of the instance's `dtype` (complex operands are
+    /// random in both parts).
+    #[arg(long, value_enum, value_name = "DTYPE")]
+    pub(crate) dtype: Option<NumpyDtype>,
+    /// Directory of operands, one `.npy` file per operand (of the instance's element type, C or
+    /// Fortran order), taken in lexicographic order of their file names. Without it, operands
+    /// are random in [0, 1).
     #[arg(long, value_name = "DIR")]
     pub(crate) inputs: Option<PathBuf>,
     /// Seed of the random operands.
@@ -61,10 +68,35 @@ pub(crate) struct EinsumArgs {
     pub(crate) quiet: bool,
 }
 
+/// numpy's element types, by numpy's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum NumpyDtype {
+    /// `float32`.
+    Float32,
+    /// `float64`.
+    Float64,
+    /// `complex64`.
+    Complex64,
+    /// `complex128`.
+    Complex128,
+}
+
+impl NumpyDtype {
+    fn dtype(self) -> DType {
+        match self {
+            NumpyDtype::Float32 => DType::F32,
+            NumpyDtype::Float64 => DType::F64,
+            NumpyDtype::Complex64 => DType::C32,
+            NumpyDtype::Complex128 => DType::C64,
+        }
+    }
+}
+
 /// What one instance measured.
 #[derive(Debug)]
 struct Outcome {
     name: String,
+    dtype: DType,
     operands: usize,
     out_shape: Vec<usize>,
     /// Seconds per run, sorted.
@@ -73,11 +105,11 @@ struct Outcome {
 }
 
 /// The operands of `instance`: read from `inputs`, or generated from `seed`.
-fn operands(
+fn operands<T: NpyElement>(
     instance: &Instance,
     inputs: Option<&Path>,
     seed: u64,
-) -> Result<Vec<Tensor<f64>>, CliError> {
+) -> Result<Vec<Tensor<T>>, CliError> {
     let Some(dir) = inputs else {
         let mut rng = SplitMix64::new(seed);
         return instance
@@ -85,7 +117,14 @@ fn operands(
             .iter()
             .map(|shape| {
                 let n = shape.iter().product();
-                Ok(Tensor::from_vec(shape.clone(), rng.fill(n))?)
+                let data = (0..n)
+                    .map(|_| {
+                        let re = rng.next_f64();
+                        let im = if T::DTYPE.is_complex() { rng.next_f64() } else { 0.0 };
+                        T::from_parts(re, im)
+                    })
+                    .collect();
+                Ok(Tensor::from_vec(shape.clone(), data)?)
             })
             .collect();
     };
@@ -105,7 +144,16 @@ fn operands(
         .zip(&instance.shapes)
         .enumerate()
         .map(|(i, (file, shape))| {
-            let t = npy::read_f64(file)?;
+            let t = T::take(npy::read_any(file)?).map_err(|held| {
+                CliError::bad_file(
+                    file,
+                    format!(
+                        "dtype {}, but the instance's operands are {}",
+                        held,
+                        npy::numpy_name(T::DTYPE)
+                    ),
+                )
+            })?;
             if t.shape() != &shape[..] {
                 return Err(CliError::bad_file(
                     file,
@@ -120,22 +168,38 @@ fn operands(
         .collect()
 }
 
-/// Runs one instance `repeat` times in one held session.
+/// Runs one instance `repeat` times in one held session, in its element type (or `--dtype`'s),
+/// and writes the result to `--out`.
 fn run_instance(
     file: &Path,
     args: &EinsumArgs,
     backend: &holdfast::CpuBackend,
     progress: &Progress,
-) -> Result<(Outcome, Tensor<f64>), CliError> {
+) -> Result<Outcome, CliError> {
     let instance = Instance::load(file)?;
+    match args.dtype.map_or(instance.dtype, NumpyDtype::dtype) {
+        DType::F32 => run_typed::<f32>(file, instance, args, backend, progress),
+        DType::C32 => run_typed::<c32>(file, instance, args, backend, progress),
+        DType::C64 => run_typed::<c64>(file, instance, args, backend, progress),
+        _ => run_typed::<f64>(file, instance, args, backend, progress),
+    }
+}
+
+fn run_typed<T: NpyElement>(
+    file: &Path,
+    instance: Instance,
+    args: &EinsumArgs,
+    backend: &holdfast::CpuBackend,
+    progress: &Progress,
+) -> Result<Outcome, CliError> {
     let path = instance.path(args.path, file)?;
-    let tensors = operands(&instance, args.inputs.as_deref(), args.seed)?;
-    let reads: Vec<TensorRead<'_, f64>> = tensors.iter().map(Tensor::read).collect();
+    let tensors = operands::<T>(&instance, args.inputs.as_deref(), args.seed)?;
+    let reads: Vec<TensorRead<'_, T>> = tensors.iter().map(Tensor::read).collect();
     progress.set_message(instance.name.clone());
 
     let mut session = backend.open_session()?;
     let mut seconds = Vec::with_capacity(args.repeat);
-    let mut result: Option<Tensor<f64>> = None;
+    let mut result: Option<Tensor<T>> = None;
     for _ in 0..args.repeat {
         let start = Instant::now();
         let out = session.with_session(|v| match path {
@@ -158,14 +222,17 @@ fn run_instance(
     let stats = session.close()?;
     let result = result.ok_or_else(|| CliError::Usage("--repeat must be at least 1".into()))?;
     seconds.sort_by(f64::total_cmp);
-    let outcome = Outcome {
+    if let Some(out) = &args.out {
+        npy::write(out, &result)?;
+    }
+    Ok(Outcome {
         name: instance.name,
+        dtype: T::DTYPE,
         operands: tensors.len(),
         out_shape: result.shape().to_vec(),
         seconds,
         stats,
-    };
-    Ok((outcome, result))
+    })
 }
 
 /// Runs `holdfast einsum`.
@@ -198,18 +265,13 @@ pub(crate) fn run(args: &EinsumArgs) -> Result<(), CliError> {
     let progress = Progress::new(steps, "einsum", !args.json && !args.quiet);
     let mut outcomes = Vec::with_capacity(args.files.len());
     for file in &args.files {
-        let run = run_instance(file, args, &backend, &progress);
-        let (outcome, result) = match run {
-            Ok(r) => r,
+        match run_instance(file, args, &backend, &progress) {
+            Ok(outcome) => outcomes.push(outcome),
             Err(e) => {
                 progress.finish();
                 return Err(e);
             }
-        };
-        if let Some(out) = &args.out {
-            npy::write_f64(out, &result)?;
         }
-        outcomes.push(outcome);
     }
     progress.finish();
     if args.json {
@@ -240,10 +302,11 @@ fn print_table(backend: &holdfast::CpuBackend, args: &EinsumArgs, outcomes: &[Ou
         backend.threads()
     );
     println!();
-    let mut table = Table::new(&["instance", "operands", "output", "median ms", "min ms"]);
+    let mut table = Table::new(&["instance", "dtype", "operands", "output", "median ms", "min ms"]);
     for o in outcomes {
         table.row(vec![
             o.name.clone(),
+            npy::numpy_name(o.dtype).to_owned(),
             o.operands.to_string(),
             format!("{:?}", o.out_shape),
             ms(median(&o.seconds)),
@@ -295,6 +358,7 @@ fn print_json(backend: &holdfast::CpuBackend, args: &EinsumArgs, outcomes: &[Out
             let s = &o.stats;
             json!({
                 "name": o.name,
+                "dtype": npy::numpy_name(o.dtype),
                 "operands": o.operands,
                 "output_shape": o.out_shape,
                 "median_seconds": median(&o.seconds),

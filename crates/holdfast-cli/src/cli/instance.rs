@@ -3,13 +3,14 @@
 //!
 //! Invariant: a loaded instance is consistent before any operand is made: the spec parses, it
 //! names as many operands as there are shapes, each operand's rank matches its term, every
-//! operand's element count fits in memory arithmetic, and the dtype is `float64`.
+//! operand's element count fits in memory arithmetic, and the dtype is one of numpy's float32,
+//! float64, complex64 and complex128.
 
 use std::path::Path;
 
 use clap::ValueEnum;
-use holdfast::Tensor;
 use holdfast::layers::kernels::einsum::parse;
+use holdfast::{DType, Tensor};
 use serde::Deserialize;
 
 use super::error::CliError;
@@ -63,6 +64,8 @@ struct RawPath {
 pub(crate) struct Instance {
     /// `name`, or the file stem.
     pub(crate) name: String,
+    /// The operands' element type (`float64` when the file names none).
+    pub(crate) dtype: DType,
     /// The numpy einsum spec (row-major).
     pub(crate) spec: String,
     /// One shape per operand.
@@ -77,18 +80,23 @@ impl Instance {
     /// # Errors
     ///
     /// A missing or unreadable file, malformed JSON, a missing field, a dtype other than
-    /// `float64`, a spec that does not parse or does not fit the shapes.
+    /// numpy's four (see [`numpy_dtype`]), a spec that does not parse or does not fit the shapes.
     pub(crate) fn load(file: &Path) -> Result<Self, CliError> {
         let text = std::fs::read_to_string(file).map_err(|e| CliError::io(file, e))?;
         let raw: RawInstance = serde_json::from_str(&text).map_err(|e| {
             CliError::bad_file(file, format!("not an einsum-benchmark instance: {e}"))
         })?;
-        if let Some(dtype) = raw.dtype.as_deref().filter(|d| *d != "float64") {
-            return Err(CliError::bad_file(
-                file,
-                format!("dtype `{dtype}` is not supported (float64 only)"),
-            ));
-        }
+        let dtype = match raw.dtype.as_deref() {
+            None => DType::F64,
+            Some(name) => numpy_dtype(name).ok_or_else(|| {
+                CliError::bad_file(
+                    file,
+                    format!(
+                        "dtype `{name}` is not supported (float32, float64, complex64 or complex128)"
+                    ),
+                )
+            })?,
+        };
         let spec = parse(&raw.format_string)
             .map_err(|e| CliError::bad_file(file, format!("bad format_string: {e}")))?;
         if spec.num_inputs() != raw.shapes.len() {
@@ -112,9 +120,9 @@ impl Instance {
                     ),
                 ));
             }
-            if Tensor::<f64>::checked_numel(shape)
-                .is_none_or(|n| n.checked_mul(8).is_none_or(|b| b > isize::MAX as usize))
-            {
+            if Tensor::<f64>::checked_numel(shape).is_none_or(|n| {
+                n.checked_mul(dtype.size_bytes()).is_none_or(|b| b > isize::MAX as usize)
+            }) {
                 return Err(CliError::bad_file(
                     file,
                     format!("operand {i}: shape {shape:?} is too large"),
@@ -127,6 +135,7 @@ impl Instance {
         });
         Ok(Instance {
             name,
+            dtype,
             spec: raw.format_string,
             shapes: raw.shapes,
             opt_flops: raw.paths.opt_flops.map(|p| p.path),
@@ -152,5 +161,17 @@ impl Instance {
         path.map(Some).ok_or_else(|| {
             CliError::bad_file(file, format!("the instance has no paths.{}.path", choice.name()))
         })
+    }
+}
+
+/// The element type of numpy's dtype `name`: `float32`, `float64`, `complex64`, `complex128`,
+/// or their type strings (`f4`, `<f8`, `c8`, `<c16`, …, little-endian or native).
+pub(crate) fn numpy_dtype(name: &str) -> Option<DType> {
+    match name.trim_start_matches(['<', '=', '|']) {
+        "float32" | "f4" => Some(DType::F32),
+        "float64" | "f8" | "float" | "double" => Some(DType::F64),
+        "complex64" | "c8" => Some(DType::C32),
+        "complex128" | "c16" | "complex" => Some(DType::C64),
+        _ => None,
     }
 }

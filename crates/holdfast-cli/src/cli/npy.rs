@@ -1,6 +1,6 @@
 //! `.npy` operands and results, through the `npyz` crate: [`read_any`] (`float32`, `float64`,
-//! `complex64`, `complex128`, C or Fortran order, either byte order), [`read_f64`] for the
-//! instances' float64 operands, [`write`], and [`read_dir`] for `--inputs DIR`.
+//! `complex64`, `complex128`, C or Fortran order, either byte order), [`NpyElement::take`] for
+//! operands of a known element type, [`write`], and [`read_dir`] for `--inputs DIR`.
 //!
 //! Invariant: what is read is an array of one of the four element types, in row-major order
 //! whatever the file's order, or a one-line error naming the file; what is written is a C-order
@@ -31,15 +31,49 @@ pub(crate) enum NpyTensor {
     C64(Tensor<c64>),
 }
 
+/// An element type a `.npy` array can be taken out of [`NpyTensor`] as.
+pub(crate) trait NpyElement: Element + AutoSerialize {
+    /// The array, when it holds this element type; else numpy's name of the type it holds.
+    fn take(t: NpyTensor) -> Result<Tensor<Self>, &'static str>;
+}
+
+macro_rules! npy_element {
+    ($t:ty, $variant:ident) => {
+        impl NpyElement for $t {
+            fn take(t: NpyTensor) -> Result<Tensor<Self>, &'static str> {
+                match t {
+                    NpyTensor::$variant(t) => Ok(t),
+                    other => Err(other.dtype_name()),
+                }
+            }
+        }
+    };
+}
+
+npy_element!(f32, F32);
+npy_element!(f64, F64);
+npy_element!(c32, C32);
+npy_element!(c64, C64);
+
+/// numpy's name of element type `d`.
+pub(crate) fn numpy_name(d: holdfast::DType) -> &'static str {
+    match d {
+        holdfast::DType::F32 => "float32",
+        holdfast::DType::C32 => "complex64",
+        holdfast::DType::C64 => "complex128",
+        _ => "float64",
+    }
+}
+
 impl NpyTensor {
     /// numpy's name of the element type.
     pub(crate) fn dtype_name(&self) -> &'static str {
-        match self {
-            NpyTensor::F32(_) => "float32",
-            NpyTensor::F64(_) => "float64",
-            NpyTensor::C32(_) => "complex64",
-            NpyTensor::C64(_) => "complex128",
-        }
+        numpy_name(match self {
+            NpyTensor::F32(_) => holdfast::DType::F32,
+            NpyTensor::F64(_) => holdfast::DType::F64,
+            NpyTensor::C32(_) => holdfast::DType::C32,
+            NpyTensor::C64(_) => holdfast::DType::C64,
+        })
     }
 }
 
@@ -61,21 +95,6 @@ pub(crate) fn read_any(path: &Path) -> Result<NpyTensor, CliError> {
         (TypeChar::Complex, 8) => Ok(NpyTensor::C32(into_tensor(path, npy)?)),
         (TypeChar::Complex, 16) => Ok(NpyTensor::C64(into_tensor(path, npy)?)),
         _ => Err(unsupported(path, &dtype)),
-    }
-}
-
-/// Reads the `float64` array in `path` (C or Fortran order).
-///
-/// # Errors
-///
-/// As [`read_any`], and a dtype other than `float64`.
-pub(crate) fn read_f64(path: &Path) -> Result<Tensor<f64>, CliError> {
-    match read_any(path)? {
-        NpyTensor::F64(t) => Ok(t),
-        other => Err(CliError::bad_file(
-            path,
-            format!("dtype {} where the instance needs float64", other.dtype_name()),
-        )),
     }
 }
 
@@ -145,15 +164,6 @@ pub(crate) fn write<T: Element + AutoSerialize>(
     writer.finish().map_err(io)
 }
 
-/// Writes `tensor` as a C-order `<f8` array.
-///
-/// # Errors
-///
-/// As [`write`].
-pub(crate) fn write_f64(path: &Path, tensor: &Tensor<f64>) -> Result<(), CliError> {
-    write(path, tensor)
-}
-
 /// The `.npy` files of `dir`, in lexicographic order of their file names.
 ///
 /// # Errors
@@ -174,7 +184,7 @@ pub(crate) fn read_dir(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{NpyTensor, read_any, read_f64, write, write_f64};
+    use super::{NpyElement, NpyTensor, read_any, write};
     use holdfast::{Tensor, c64};
 
     #[test]
@@ -186,8 +196,8 @@ mod tests {
             let t =
                 Tensor::from_vec(shape.clone(), (0..n).map(|i| i as f64 * 0.5).collect()).unwrap();
             let file = dir.join("t.npy");
-            write_f64(&file, &t).unwrap();
-            let back = read_f64(&file).unwrap();
+            write(&file, &t).unwrap();
+            let back = f64::take(read_any(&file).unwrap()).unwrap();
             assert_eq!(back.shape(), &shape[..]);
             assert_eq!(back.as_slice(), t.as_slice());
         }
@@ -199,7 +209,7 @@ mod tests {
             NpyTensor::C64(back) => assert_eq!(back.as_slice(), z.as_slice()),
             other => panic!("read back as {}", other.dtype_name()),
         }
-        assert!(read_f64(&file).is_err(), "complex128 is not float64");
+        assert!(f64::take(read_any(&file).unwrap()).is_err(), "complex128 is not float64");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

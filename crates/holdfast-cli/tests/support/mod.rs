@@ -74,6 +74,16 @@ pub(crate) fn write_npy_f32(path: &Path, shape: &[u64], data: &[f32]) {
     w.finish().unwrap();
 }
 
+/// Writes complex128 `data` with `shape` as a C-order `<c16` `.npy` file.
+pub(crate) fn write_npy_c16(path: &Path, shape: &[u64], data: &[num_complex::Complex<f64>]) {
+    use npyz::WriterBuilder;
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut w =
+        npyz::WriteOptions::new().default_dtype().shape(shape).writer(file).begin_nd().unwrap();
+    w.extend(data.iter().copied()).unwrap();
+    w.finish().unwrap();
+}
+
 /// Reads a `<f8` `.npy` file: (shape, data).
 pub(crate) fn read_npy_f64(path: &Path) -> (Vec<u64>, Vec<f64>) {
     let bytes = std::fs::read(path).unwrap();
