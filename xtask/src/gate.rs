@@ -25,6 +25,12 @@ pub(crate) fn run_gate(quick: bool) -> Result<(), DynError> {
     }
     // The affinity crate's Linux fallback (no hwloc), tested as well as the default backend.
     exec(with_args(cargo(), &["test", "-p", "holdfast-affinity", "--no-default-features"]))?;
+    // The facade's `ndarray` feature (off by default): its interop, linted and tested.
+    let ndarray = ["-p", "holdfast-tensor", "-p", "holdfast", "--features", "holdfast/ndarray"];
+    let mut lint = with_args(cargo(), &["clippy"]);
+    lint.args(ndarray).args(["--all-targets", "--", "-D", "warnings"]);
+    exec(lint)?;
+    exec(with_args(with_args(cargo(), &["test"]), &ndarray))?;
     // The loom model of the arbiter core (FIFO, no lost wake-up, exactly-once release), in its
     // own target directory so the normal build is not invalidated by `--cfg loom`.
     let mut loom =

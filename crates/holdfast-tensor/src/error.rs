@@ -104,6 +104,28 @@ pub enum TensorError {
         /// The element count of that shape (saturated at `usize::MAX`).
         to_numel: usize,
     },
+    /// An ndarray view with a reversed axis: holdfast's strides are never negative.
+    #[error(
+        "axis {axis} of the ndarray view has stride {stride}: holdfast views need non-negative \
+         strides; restore the axis (`invert_axis`) or copy the view (`to_owned`) first"
+    )]
+    NdarrayNegativeStride {
+        /// The axis.
+        axis: usize,
+        /// Its stride, in elements.
+        stride: isize,
+    },
+    /// An ndarray view whose elements are not one contiguous block of memory.
+    #[error(
+        "the ndarray view of shape {shape:?} with strides {strides:?} is not one contiguous block \
+         of memory, which a borrowed view needs; copy it once with `Tensor::from_ndarray(view.to_owned())`"
+    )]
+    NdarrayNotContiguous {
+        /// The view's shape.
+        shape: Vec<usize>,
+        /// Its strides, in elements.
+        strides: Vec<isize>,
+    },
     /// A reshape that no strides over the same storage can express (numpy would copy).
     #[error(
         "a view of shape {shape:?} with strides {strides:?} cannot be reshaped to {to:?} \

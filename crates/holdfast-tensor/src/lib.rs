@@ -29,6 +29,8 @@
 
 mod element;
 mod error;
+#[cfg(feature = "ndarray")]
+mod interop;
 mod layout;
 mod read;
 mod storage;

@@ -9,6 +9,14 @@
 //! only: the `holdfast` program lives in `holdfast-cli`, so a consumer of this crate compiles no
 //! argument parser, progress bar, `.npy` or JSON crate.
 //!
+//! # Features
+//!
+//! - `ndarray` (off by default): `TensorRead::from_ndarray` borrows an `ndarray::ArrayView`
+//!   (contiguous in memory, any axis order) without a copy, `TensorRead::to_ndarray` lends a
+//!   view back, `Tensor::from_ndarray` takes an `Array`'s buffer (one counted copy unless it is
+//!   in standard layout) and `Tensor::into_ndarray` returns one (no copy for a dense row-major
+//!   tensor). Views with gaps or negative strides are typed errors that name the fix.
+//!
 //! ```
 //! use holdfast::{CpuBackend, Tensor};
 //!

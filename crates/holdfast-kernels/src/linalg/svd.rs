@@ -1,9 +1,13 @@
 //! [`svd`]: the thin singular value decomposition of a tensor over a bipartition of its axes,
 //! truncated as a [`Truncation`] says.
 //!
-//! faer computes `A = U·diag(s)·Vᴴ` with `s` descending and writes `V`; we hand it the `vh`
-//! buffer viewed column-major as `V`, so that buffer holds `Vᵀ` row-major and conjugating it in
-//! place gives `Vᴴ` (nothing to do for real elements). Truncating to rank `r` keeps the first `r`
+//! faer's SVD runs at full speed only on column-major operands and outputs (a row-major output
+//! costs it a large share of a small factorization, see `docs/perf/measurements.md`). The dense
+//! row-major `A` (m×n) is the column-major `B = Aᵀ` (n×m); faer computes
+//! `B = U_B·diag(s)·V_Bᴴ` with `s` descending, so `A = conj(V_B)·diag(s)·U_Bᵀ`. `U_B` is written
+//! column-major (n×k) straight into the `vh` buffer, where it is `U_Bᵀ = Vᴴ` row-major (k×n);
+//! `V_B` is written column-major into a pooled temporary and moved into `u` row-major,
+//! conjugated for complex elements, in one pass. Truncating to rank `r` keeps the first `r`
 //! columns of `U` (rows compacted in place) and the first `r` rows of `Vᴴ` (a prefix).
 
 use faer::linalg::svd::{self as faer_svd, ComputeSvdVectors};
@@ -79,24 +83,35 @@ pub fn svd<T: LinalgElement, A: KernelAlloc + ?Sized>(
     } else {
         let fpar = par.to_faer();
         let params = Default::default();
+        // faer's SVD runs at full speed on column-major operands and outputs (module docs).
         let req = faer_svd::svd_scratch::<T>(
-            m,
             n,
+            m,
             ComputeSvdVectors::Thin,
             ComputeSvdVectors::Thin,
             fpar,
             params,
         );
         let parts = scratch.parts(req, 0);
-        faer_svd::svd(
-            MatRef::from_row_major_slice(mat.as_slice(), m, n),
+        let mut vb: Vec<T> = alloc.take(m * k);
+        let done = faer_svd::svd(
+            MatRef::from_column_major_slice(mat.as_slice(), n, m),
             DiagMut::from_slice_mut(&mut s),
-            Some(MatMut::from_row_major_slice_mut(&mut u, m, k)),
             Some(MatMut::from_column_major_slice_mut(&mut vh, n, k)),
+            Some(MatMut::from_column_major_slice_mut(&mut vb, m, k)),
             fpar,
             parts.stack,
             params,
-        )
+        );
+        // u = conj(V_B), row-major: one pass over m·k elements.
+        for (i, row) in u.chunks_exact_mut(k).enumerate() {
+            for (j, x) in row.iter_mut().enumerate() {
+                let v = vb[j * m + i];
+                *x = if T::IS_REAL { v } else { Element::conj(v) };
+            }
+        }
+        alloc.give(vb);
+        done
     };
     mat.finish(alloc);
     if converged.is_err() {
@@ -104,9 +119,6 @@ pub fn svd<T: LinalgElement, A: KernelAlloc + ?Sized>(
         alloc.give(vh);
         alloc.give(s);
         return Err(KernelError::NoConvergence { routine: "svd" });
-    }
-    if !T::IS_REAL {
-        vh.iter_mut().for_each(|x| *x = Element::conj(*x));
     }
     let (rank, discarded_weight) = trunc.rank_with(k, |i| Element::abs2(s[i]));
     if rank < k {
