@@ -4,7 +4,7 @@
 //!
 //! - the small-product path (`matmul::nano`, products of at most 16³ multiply-adds) is reached
 //!   by the small cases below (4³ and 5·7·3, dense, transposed and offset) with the same checks;
-//! - `matmul::gemm::faer_typed` builds faer views from raw parts: views with offsets ending at
+//! - `matmul::bridge::faer_typed` builds faer views from raw parts: views with offsets ending at
 //!   the last element of their storage, transposed (column-major) strides, empty dimensions whose
 //!   offset equals the storage length, batched operands, f32 and f64, serial and on a rayon pool
 //!   (faer's own threads write disjoint blocks of the output);

@@ -2,10 +2,11 @@
 //! - `checkout/take_return`: `EngineResourceCheckout::take` + drop (target ≤ 50 ns);
 //! - `loan/bare_op` vs `loan/loan_op`: an operation that takes and gives back one pooled
 //!   buffer, bare and inside a `BufferPoolLoan` (target: difference ≤ 25 ns);
-//! - `plan_cache/*`: a hit for the 4-label pairwise contraction `abc,cd->abd`, key building
-//!   included (target ≤ 30 ns), through `get_ref` (borrowed), `PlanStore::get` (`Arc` clone) and
-//!   with a prebuilt key; key construction alone; `hit_4label_recent`, the session's path (the
-//!   most recent plan matched against the spec and operands, no key built); GEMM analysis hits.
+//! - `plan_cache/*`: a hit for the 4-label pairwise contraction `abc,cd->abd`: `get_ref`, a key
+//!   built and looked up (`PlanStore::find`); `plan_store_get`, the whole `PlanStore::lookup`
+//!   the session makes; with a prebuilt key; key construction alone; `hit_4label_recent`, the
+//!   first step of the lookup (the most recent plan matched against the spec and operands, no
+//!   key built, target ≤ 30 ns); GEMM analysis hits. The ids are kept from earlier reports.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a benchmark, not a library")]
 

@@ -12,6 +12,7 @@
 //! | [`numpy`] | numpy measured in the same run, in a venv this command installs |
 //! | [`quimb`] | `holdfast dmrg` against quimb's `DMRG2`, side by side, in a venv this command installs |
 //! | [`targets`] | the targets and their verdicts |
+//! | [`venv`] | the peers' Python environments, installed by this command |
 //!
 //! Invariant: the report states only what this run measured; a target without a fresh
 //! measurement is "not measured".
@@ -22,6 +23,7 @@ mod machine;
 mod numpy;
 mod quimb;
 mod targets;
+mod venv;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;

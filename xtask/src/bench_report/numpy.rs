@@ -8,7 +8,7 @@
 //! index is unavailable the column says "not measured" and the report goes on.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::DynError;
@@ -38,7 +38,7 @@ pub(crate) fn measure(
     only: &[&str],
     dtype: &str,
 ) -> Result<NumpyRun, DynError> {
-    let python = ensure_venv(venv)?;
+    let python = super::venv::ensure(venv, REQUIREMENTS, "numpy, opt_einsum")?;
     let script = workspace_root().join("scripts/numpy_einsum_reference.py");
     let mut cmd = Command::new(&python);
     cmd.arg(&script).arg(instances).args(["--budget-s", &budget_s.to_string()]);
@@ -71,34 +71,6 @@ fn parse(text: &str) -> Result<NumpyRun, DynError> {
         versions: format!("numpy {}, opt_einsum {}", version("numpy"), version("opt_einsum")),
         medians_ms,
     })
-}
-
-/// The venv's python, creating the venv and installing [`REQUIREMENTS`] when missing.
-fn ensure_venv(venv: &Path) -> Result<PathBuf, DynError> {
-    let python = venv.join("bin/python");
-    let ready = |py: &Path| {
-        Command::new(py)
-            .args(["-c", "import numpy, opt_einsum"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if ready(&python) {
-        return Ok(python);
-    }
-    eprintln!("bench-report: installing {} into {}", REQUIREMENTS.join(" "), venv.display());
-    let mut create = Command::new("python3");
-    create.args(["-m", "venv"]).arg(venv);
-    crate::cmd::run(create)?;
-    let mut pip = Command::new(&python);
-    pip.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(REQUIREMENTS);
-    crate::cmd::run(pip)?;
-    if ready(&python) {
-        Ok(python)
-    } else {
-        Err(format!("{} cannot import numpy after installing it", python.display()).into())
-    }
 }
 
 #[cfg(test)]

@@ -74,7 +74,7 @@ pub(crate) fn measure(
     holdfast: &Path,
     quick: bool,
 ) -> Result<(String, Vec<Row>), DynError> {
-    let python = ensure_venv(venv)?;
+    let python = super::venv::ensure(venv, REQUIREMENTS, "quimb, numba")?;
     let script = workspace_root().join("scripts/quimb_dmrg_reference.py");
     let cases = if quick { &CASES[..1] } else { CASES };
     let mut rows = Vec::new();
@@ -202,34 +202,6 @@ pub(crate) fn table(rows: &[Row], versions: &str) -> String {
         ));
     }
     s
-}
-
-/// The venv's python, creating the venv and installing [`REQUIREMENTS`] when missing.
-fn ensure_venv(venv: &Path) -> Result<std::path::PathBuf, DynError> {
-    let python = venv.join("bin/python");
-    let ready = |py: &Path| {
-        Command::new(py)
-            .args(["-c", "import quimb, numba"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if ready(&python) {
-        return Ok(python);
-    }
-    eprintln!("bench-report: installing {} into {}", REQUIREMENTS.join(" "), venv.display());
-    let mut create = Command::new("python3");
-    create.args(["-m", "venv"]).arg(venv);
-    crate::cmd::run(create)?;
-    let mut pip = Command::new(&python);
-    pip.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(REQUIREMENTS);
-    crate::cmd::run(pip)?;
-    if ready(&python) {
-        Ok(python)
-    } else {
-        Err(format!("{} cannot import quimb after installing it", python.display()).into())
-    }
 }
 
 #[cfg(test)]
