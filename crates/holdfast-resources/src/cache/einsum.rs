@@ -60,6 +60,25 @@ impl EinsumPlanCache {
 plan_cache_bookkeeping!(EinsumPlanCache);
 
 /// Where [`EinsumPlanCache`] keeps a plan: a cache entry, or aside (too large to cache).
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_kernels::einsum::{PlanKey, PlanStore};
+/// use holdfast_resources::{CacheLimits, EinsumHandle, EinsumPlanCache};
+/// use holdfast_tensor::Tensor;
+///
+/// let a = Tensor::<f64>::zeros([2, 3]);
+/// let mut cache = EinsumPlanCache::default();
+/// cache.lookup("ij->ji", &[a.read()], None)?;
+/// let key = PlanKey::new("ij->ji", &[a.read()], None);
+/// assert!(matches!(cache.find(&key), Some(EinsumHandle::Entry(_))));
+/// // A cache that can keep nothing keeps the plan aside for its one use.
+/// let mut none = EinsumPlanCache::new(CacheLimits::new(0, 0));
+/// assert_eq!(none.lookup("ij->ji", &[a.read()], None)?.out_shape(), &[3, 2]);
+/// assert!(none.find(&key).is_none());
+/// # Ok::<(), holdfast_kernels::KernelError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EinsumHandle {
     /// The entry at this slab index.
