@@ -1,8 +1,9 @@
 //! Running child processes: one place that echoes the command, runs it from the workspace root and
 //! turns a non-zero exit into an error naming the command.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use crate::DynError;
 
@@ -18,10 +19,9 @@ pub(crate) fn target_dir() -> PathBuf {
         .map_or_else(|| workspace_root().join("target"), PathBuf::from)
 }
 
-/// The `cargo` binary that invoked us (falls back to `cargo` on the `PATH`).
+/// A `cargo` command run from the workspace root.
 pub(crate) fn cargo() -> Command {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut cmd = Command::new(cargo);
+    let mut cmd = Command::new(cargo_program());
     cmd.current_dir(workspace_root());
     cmd
 }
@@ -49,4 +49,30 @@ fn describe(cmd: &Command) -> String {
     );
     parts.extend(cmd.get_args().map(|a| a.to_string_lossy().into_owned()));
     parts.join(" ")
+}
+
+/// The `cargo` binary that invoked us (falls back to `cargo` on the `PATH`).
+pub(crate) fn cargo_program() -> std::ffi::OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+}
+
+/// `program` pinned to CPU 0 when `taskset` exists: single-thread measurements compared side by
+/// side run on one CPU, so neither migrates nor shares its core with the other's helpers.
+pub(crate) fn pinned(program: impl AsRef<OsStr>) -> Command {
+    let taskset = Command::new("taskset")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if taskset {
+        let mut cmd = Command::new("taskset");
+        cmd.args(["-c", "0"]).arg(program);
+        cmd.current_dir(workspace_root());
+        cmd
+    } else {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(workspace_root());
+        cmd
+    }
 }

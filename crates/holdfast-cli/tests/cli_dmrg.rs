@@ -39,7 +39,9 @@ fn table_and_compare() {
         "--compare",
     ]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    for needle in ["sweep", "energy", "max bond", "discarded", "held s", "scoped s"] {
+    for needle in
+        ["sweep", "energy", "max bond", "discarded", "heap allocs", "held s", "scoped s", "naive s"]
+    {
         assert!(run.stdout.contains(needle), "{needle}: {}", run.stdout);
     }
     assert!(!run.stdout.contains("exact"), "no closed form for heisenberg: {}", run.stdout);
@@ -62,10 +64,13 @@ fn table_and_compare() {
     ]);
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert!(doc["exact"].is_null());
-    assert_eq!(
-        doc["compare"]["held"].as_array().map(Vec::len),
-        doc["compare"]["scoped"].as_array().map(Vec::len)
-    );
+    let len = |way: &str| doc["compare"][way].as_array().map(Vec::len);
+    assert_eq!(len("held"), len("scoped"));
+    assert_eq!(len("held"), len("naive"));
+    assert!(doc["compare"]["total_seconds"]["naive"].as_f64().is_some_and(|t| t > 0.0), "{doc}");
+    let sweeps = doc["sweeps"].as_array().unwrap();
+    assert!(sweeps.iter().all(|s| s["allocations"].as_u64().is_some()), "{doc}");
+    assert!(sweeps[0]["allocations"].as_u64() > Some(0), "the first sweep builds everything");
 }
 
 /// `holdfast dmrg --model MODEL --sites SITES [--bond-dim BOND] EXTRA…`.

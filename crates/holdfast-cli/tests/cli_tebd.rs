@@ -95,3 +95,35 @@ fn bad_flags_are_one_line_errors() {
             .contains("2 sites")
     );
 }
+
+#[test]
+fn compare_times_three_ways_and_prints_the_exact_energy() {
+    let args = ["tebd", "--model", "tfim", "--sites", "6", "--dt", "0.1", "--time", "0.3"];
+    let run = holdfast(&[&args[..], &["--compare"]].concat());
+    assert_eq!(run.code, Some(0), "{run:?}");
+    for needle in ["exact energy -5.000000000000", "held", "scoped", "naive", "energies agree"] {
+        assert!(run.stdout.contains(needle), "{needle}: {}", run.stdout);
+    }
+    let doc = json(&[&args[..], &["--compare", "--json"]].concat());
+    for way in ["held", "scoped", "naive"] {
+        assert_eq!(doc["compare"][way].as_array().map(Vec::len), Some(4), "{way}: {doc}");
+    }
+    let ground = json(&[
+        "tebd",
+        "--model",
+        "tfim",
+        "--sites",
+        "6",
+        "--dt",
+        "0.1",
+        "--time",
+        "3",
+        "--imaginary",
+        "--init",
+        "plus",
+        "--json",
+    ]);
+    let exact = ground["exact_ground_energy"].as_f64().unwrap();
+    let last = ground["steps"].as_array().unwrap().last().unwrap()["energy"].as_f64().unwrap();
+    assert!(last > exact && last - exact < 1e-2, "{last} vs the free-fermion {exact}");
+}

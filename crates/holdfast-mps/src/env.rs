@@ -3,19 +3,33 @@
 //! An environment is `[bra bond, MPO bond, ket bond]`. `L[i]` holds sites `0..i`, `R[i]` sites
 //! `i..L`; the trivial environment at either end is the `[1, 1, 1]` tensor of one. Each update is
 //! one `einsum_with_path` on the session: three pairwise steps in the cheapest order for
-//! `χ ≫ w, d` (the ket first, then the MPO, then the bra). The bra is the conjugated ket (one
-//! `conj` per update, for complex elements only).
+//! `χ ≫ w, d` (the ket first, then the MPO, then the bra). The bra is the conjugated ket: for
+//! complex elements one `conj` in the same entry, its buffer back to the pool afterwards; for
+//! real ones the ket itself, no copy.
 
-use holdfast::{LinalgElement, Tensor};
+use holdfast::{CpuExecSession, LinalgElement, OpError, Tensor};
 
 use crate::{Executor, MpsError};
 
-/// The bra tensor of `a`: `a*` for complex elements, `a` itself (no copy) for real ones.
-fn bra<T: LinalgElement>(
-    exec: &mut impl Executor,
-    a: &Tensor<T>,
-) -> Result<Option<Tensor<T>>, MpsError> {
-    if T::DTYPE.is_complex() { Ok(Some(exec.op(|v| v.conj(a.read()))??)) } else { Ok(None) }
+/// `einsum_with_path(spec, operands, path)` where the operand at `bra` is conjugated first
+/// (complex elements only), in one view.
+fn contract_with_bra<T: LinalgElement>(
+    v: &mut CpuExecSession<'_>,
+    spec: &str,
+    operands: [&Tensor<T>; 4],
+    bra: usize,
+    path: &[(usize, usize)],
+) -> Result<Tensor<T>, OpError> {
+    let conj = if T::DTYPE.is_complex() { Some(v.conj(operands[bra].read())?) } else { None };
+    let mut reads = operands.map(Tensor::read);
+    if let Some(conj) = &conj {
+        reads[bra] = conj.read();
+    }
+    let out = v.einsum_with_path(spec, &reads, path);
+    if let Some(conj) = conj {
+        v.recycle(conj);
+    }
+    out
 }
 
 /// `L[i+1]` from `L[i]`, the ket tensor `a` of site `i` and its MPO tensor `w`:
@@ -26,13 +40,10 @@ pub(crate) fn grow_left<T: LinalgElement>(
     a: &Tensor<T>,
     w: &Tensor<T>,
 ) -> Result<Tensor<T>, MpsError> {
-    let conj = bra(exec, a)?;
-    let b = conj.as_ref().unwrap_or(a);
     let spec = "pqr,rsb,qtsv,ptc->cvb";
     // (L·a), then ·W, then ·a*.
     let path = [(0, 1), (0, 2), (0, 1)];
-    let ops = [left.read(), a.read(), w.read(), b.read()];
-    Ok(exec.op(|v| v.einsum_with_path(spec, &ops, &path))??)
+    Ok(exec.op(|v| contract_with_bra(v, spec, [left, a, w, a], 3, &path))??)
 }
 
 /// `R[i]` from `R[i+1]`, the ket tensor `a` of site `i` and its MPO tensor `w`:
@@ -43,13 +54,10 @@ pub(crate) fn grow_right<T: LinalgElement>(
     a: &Tensor<T>,
     w: &Tensor<T>,
 ) -> Result<Tensor<T>, MpsError> {
-    let conj = bra(exec, a)?;
-    let b = conj.as_ref().unwrap_or(a);
     let spec = "asb,qtsv,ptc,cvb->pqa";
     // (a·R), then ·W, then ·a*.
     let path = [(0, 3), (0, 2), (0, 1)];
-    let ops = [a.read(), w.read(), b.read(), right.read()];
-    Ok(exec.op(|v| v.einsum_with_path(spec, &ops, &path))??)
+    Ok(exec.op(|v| contract_with_bra(v, spec, [a, w, a, right], 2, &path))??)
 }
 
 /// The trivial environment: `[1, 1, 1]` holding 1.

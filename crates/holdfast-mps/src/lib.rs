@@ -3,7 +3,8 @@
 //! [`dmrg()`] and [`tebd`](tebd::tebd) in real and imaginary time.
 //!
 //! Every operation of an algorithm runs through an [`Executor`]: one held session for the whole
-//! run (the point of holdfast), or a scoped entry per operation for comparison (SPEC W5). The
+//! run (the point of holdfast), or, for comparison, a scoped entry per operation ([`Scoped`]) or
+//! the naive baseline ([`Naive`]) (SPEC W5). The
 //! crate uses only what the `holdfast` facade exports (SPEC L4).
 //!
 //! Conventions (written up for a tensor-network user in `docs/design/mps-conventions.md`):
@@ -29,6 +30,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod centre;
 pub mod dmrg;
 mod env;
 mod error;
@@ -37,11 +39,12 @@ mod models;
 mod mpo;
 mod mps;
 mod observables;
+mod spent;
 pub mod tebd;
 
 pub use dmrg::{DmrgConfig, DmrgRun, SweepStats, dmrg};
 pub use error::MpsError;
-pub use exec::{Executor, Scoped};
+pub use exec::{Executor, Naive, Scoped};
 pub use models::Model;
 pub use mpo::Mpo;
 pub use mps::Mps;

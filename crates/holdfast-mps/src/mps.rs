@@ -101,7 +101,7 @@ impl<T: LinalgElement> Mps<T> {
     /// The largest bond dimension.
     #[must_use]
     pub fn max_bond(&self) -> usize {
-        self.bond_dims().into_iter().max().unwrap_or(1)
+        self.tensors[1..].iter().map(|t| t.shape()[0]).max().unwrap_or(1)
     }
 
     /// `⟨ψ|H|ψ⟩ / ⟨ψ|ψ⟩` for the operator `mpo`, contracted from the left on `exec`.

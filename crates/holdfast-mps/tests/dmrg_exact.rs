@@ -1,14 +1,17 @@
 //! DMRG against exact answers (SPEC W7): the Ising chain against its free-fermion energy (for
 //! several lengths and fields, the critical point h = J among them), and the Heisenberg and XXZ
 //! chains against exact diagonalisation, each run until the energy moves less than 1e-12 between
-//! sweeps (30 at most). The held session and a scoped entry per operation agree exactly.
+//! sweeps (30 at most). The held session, a scoped entry per operation and the naive baseline
+//! agree exactly.
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a failed unwrap is a failed test")]
 
 #[path = "support/exact.rs"]
 mod exact;
 
 use holdfast::CpuBackend;
-use holdfast_mps::{DmrgConfig, Model, Scoped, dmrg};
+use holdfast::ResourceLimits;
+use holdfast::layers::session::NaiveBaseline;
+use holdfast_mps::{DmrgConfig, Model, Naive, Scoped, dmrg};
 
 fn backend() -> CpuBackend {
     CpuBackend::builder().threads(1).private_arbiter().build().unwrap()
@@ -67,7 +70,7 @@ fn the_model_exact_energy_is_the_free_fermion_value() {
 }
 
 #[test]
-fn held_and_scoped_runs_agree() {
+fn held_scoped_and_naive_runs_agree() {
     let model = Model::Heisenberg { j: 1.0 };
     let config = DmrgConfig::new(vec![8, 16]).sweeps(3).tolerance(0.0);
     let backend = backend();
@@ -76,6 +79,11 @@ fn held_and_scoped_runs_agree() {
     session.close().unwrap();
     let scoped = dmrg(&mut Scoped(&backend), &model, 8, &config).unwrap();
     assert_eq!(held.energy, scoped.energy);
+    let baseline = NaiveBaseline::new(&backend, ResourceLimits::default()).unwrap();
+    let naive = dmrg(&mut Naive(&baseline), &model, 8, &config).unwrap();
+    assert_eq!(held.energy, naive.energy);
+    let stats = baseline.stats();
+    assert!(stats.operations > 0 && stats.locks == stats.calls && stats.installs == stats.calls);
     assert_eq!(held.sweeps.len(), 3);
     assert_eq!(held.sweeps.iter().map(|s| s.max_bond).collect::<Vec<_>>(), vec![8, 16, 16]);
 }

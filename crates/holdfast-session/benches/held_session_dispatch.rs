@@ -11,10 +11,11 @@
 //! | `held_open_close` | `open_session` + `close` |
 //! | `scoped_empty` | a scoped entry running an empty callback |
 //!
-//! The four matmul ids run as (direct, held) pairs, back to back, repetition `R` = 1 to 5;
-//! `cargo xtask bench-report` takes the median of the five pairs' ratios. A single 4×4 product
-//! moves between two speeds (about 45 and 70 ns for faer) from one measurement to the next on
-//! this machine; five pairs keep one such jump from deciding the median.
+//! The four matmul ids run as (direct, held) pairs, back to back, repetition `R` = 1 to 9;
+//! `cargo xtask bench-report` runs them pinned to one CPU and takes the median of the nine
+//! pairs' ratios. A single 4×4 product moves between two speeds on a shared machine from one
+//! measurement to the next (`docs/perf/` gives the figures); nine pairs keep such jumps from
+//! deciding the median.
 //!
 //! Run: `cargo bench -p holdfast-session --bench held_session_dispatch`.
 #![allow(clippy::unwrap_used, reason = "benchmark setup: a failure should stop the run loudly")]
@@ -30,7 +31,7 @@ use holdfast_session::{CpuBackend, Tensor};
 
 const N: usize = 4;
 /// Side-by-side repetitions of each (direct, held) pair.
-const REPETITIONS: usize = 5;
+const REPETITIONS: usize = 9;
 
 fn dispatch(c: &mut Criterion) {
     let backend = CpuBackend::builder().threads(1).private_arbiter().build().unwrap();
@@ -42,7 +43,7 @@ fn dispatch(c: &mut Criterion) {
     let mut g = c.benchmark_group("held_session_dispatch");
     g.warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
     let mut session = backend.open_session().unwrap();
-    // Each ratio target divides two neighbours: the pair runs back to back, five times, so a
+    // Each ratio target divides two neighbours: the pair runs back to back, nine times, so a
     // drift of this shared machine's speed over the run lands on both sides of most pairs.
     // Both sides read `a`, `b` and write `out`: the same memory, whatever the heap did.
     for rep in 1..=REPETITIONS {

@@ -11,6 +11,8 @@
 //! - [`CpuPhase`]: a phase lease, opened by [`CpuHeldSession::phase`]: the engine's pool lent to
 //!   an outer scheduler, one [`PhaseLane`] per thread of the budget, each admitted as a reentrant
 //!   child of the session's owner with its own warm resources (SPEC B1).
+//! - [`NaiveBaseline`]: the naive baseline the sessions are measured against (a `Mutex` around
+//!   resources and a pool install per call; SPEC M1).
 //! - Placement: [`CpuBackendBuilder::numa_node`] and [`CpuBackend::per_numa_node`] build engines
 //!   whose pools are bound to one NUMA node's CPUs (SPEC F3).
 //!
@@ -34,6 +36,7 @@
 
 mod admission;
 mod backend;
+mod baseline;
 mod child;
 mod engine;
 mod error;
@@ -44,6 +47,7 @@ mod stats;
 mod view;
 
 pub use backend::{CpuBackend, CpuBackendBuilder};
+pub use baseline::{BaselineError, BaselineStats, NaiveBaseline};
 pub use error::{
     BuildError, CpuHeldSessionError, CpuPhaseError, OpError, PhaseRunError, ReentryReason,
     SessionEntryError,

@@ -10,9 +10,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::numpy;
-use super::quimb::{json_of, pinned};
+use super::quimb::json_of;
 use super::targets::Verdict;
 use crate::DynError;
+use crate::cmd::pinned;
 
 /// The instances, by file stem: a tensor-network contraction, a permutation-heavy network and
 /// a language-model likelihood (operands made complex).

@@ -34,15 +34,22 @@ use crate::cmd::{cargo, run as exec, target_dir, workspace_root};
 use machine::Machine;
 use targets::Verdict;
 
-/// The criterion benches that carry targets: (package, bench target, filter).
-const BENCHES: &[(&str, &str, &str)] = &[
-    ("holdfast-kernels", "kernels_matmul", "matmul_f64(_pairs)?/(faer_direct|plan_execute_into)/"),
-    ("holdfast-resources", "resources", ""),
-    ("holdfast-session", "held_session_dispatch", ""),
-    ("holdfast-arbiter", "arbiter", ""),
-    ("holdfast-affinity", "affinity", ""),
-    ("holdfast-session", "phase_lease", ""),
-    ("holdfast-session", "held_tensor_network", ""),
+/// The criterion benches that carry targets: (package, bench target, filter, pinned). A pinned
+/// bench measures one thread against one thread and runs on CPU 0 alone; the others measure
+/// threads meeting (the arbiter, affinity changes, phase leases) and keep every CPU.
+const BENCHES: &[(&str, &str, &str, bool)] = &[
+    (
+        "holdfast-kernels",
+        "kernels_matmul",
+        "matmul_f64(_pairs)?/(faer_direct|plan_execute_into)/",
+        true,
+    ),
+    ("holdfast-resources", "resources", "", true),
+    ("holdfast-session", "held_session_dispatch", "", true),
+    ("holdfast-arbiter", "arbiter", "", false),
+    ("holdfast-affinity", "affinity", "", false),
+    ("holdfast-session", "phase_lease", "", false),
+    ("holdfast-session", "held_tensor_network", "", true),
 ];
 
 /// Options of `cargo xtask bench-report`.
@@ -96,7 +103,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
     let begun = std::time::Instant::now();
 
     let (warm_up, measure) = if options.quick { ("0.3", "1") } else { ("1", "3") };
-    for &(package, bench, filter) in BENCHES {
+    for &(package, bench, filter, pin) in BENCHES {
         let file = root.join("crates").join(package).join("benches").join(format!("{bench}.rs"));
         if !file.exists() {
             eprintln!(
@@ -104,7 +111,11 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
             );
             continue;
         }
-        let mut cmd = cargo();
+        // Built first on every CPU, so that pinning the run does not pin the build.
+        let mut build = cargo();
+        build.args(["bench", "-p", package, "--bench", bench, "--no-run"]);
+        exec(build)?;
+        let mut cmd = if pin { crate::cmd::pinned(crate::cmd::cargo_program()) } else { cargo() };
         cmd.args(["bench", "-p", package, "--bench", bench, "--"]);
         if !filter.is_empty() {
             cmd.arg(filter);
@@ -269,7 +280,7 @@ fn render(r: &Render<'_>) -> String {
     );
     let _ = writeln!(
         s,
-        "| threads | criterion benches: 1; `holdfast bench`: 1 and every CPU (see below) |"
+        "| threads | criterion benches: 1 (kernels, resources, held sessions and tensor networks pinned to CPU 0 by `taskset`; arbiter, affinity and phase leases on every CPU); `holdfast bench`: 1 and every CPU (see below) |"
     );
     let _ = writeln!(s, "| run time | {:.1} min |\n", r.minutes);
 

@@ -9,10 +9,10 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use crate::DynError;
-use crate::cmd::workspace_root;
+use crate::cmd::{pinned, workspace_root};
 
 /// The versions the kernels issue quotes (numpy 2.4, opt_einsum 3.4).
 const REQUIREMENTS: &[&str] = &["numpy==2.4.*", "opt_einsum==3.4.*"];
@@ -40,7 +40,7 @@ pub(crate) fn measure(
 ) -> Result<NumpyRun, DynError> {
     let python = super::venv::ensure(venv, REQUIREMENTS, "numpy, opt_einsum")?;
     let script = workspace_root().join("scripts/numpy_einsum_reference.py");
-    let mut cmd = Command::new(&python);
+    let mut cmd = pinned(&python);
     cmd.arg(&script).arg(instances).args(["--budget-s", &budget_s.to_string()]);
     cmd.args(["--dtype", dtype]);
     if !only.is_empty() {

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::targets::Verdict;
 use crate::DynError;
-use crate::cmd::workspace_root;
+use crate::cmd::{pinned, workspace_root};
 
 /// quimb and what its DMRG needs, pinned to the minor versions measured.
 const REQUIREMENTS: &[&str] = &["quimb==1.16.*", "numba", "threadpoolctl"];
@@ -102,23 +102,6 @@ pub(crate) fn measure(
         });
     }
     Ok((versions, rows))
-}
-
-/// `program` pinned to CPU 0 when `taskset` exists (the comparison is one thread each).
-pub(crate) fn pinned(program: &Path) -> Command {
-    let taskset = Command::new("taskset")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if taskset {
-        let mut cmd = Command::new("taskset");
-        cmd.args(["-c", "0"]).arg(program);
-        cmd
-    } else {
-        Command::new(program)
-    }
 }
 
 pub(crate) fn json_of(mut cmd: Command) -> Result<Value, DynError> {

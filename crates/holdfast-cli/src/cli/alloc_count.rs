@@ -36,6 +36,13 @@ pub(crate) struct Allocations {
     pub(crate) bytes: u64,
 }
 
+impl Allocations {
+    /// What was allocated between `earlier` and this reading.
+    pub(crate) fn since(self, earlier: Allocations) -> Allocations {
+        Allocations { count: self.count - earlier.count, bytes: self.bytes - earlier.bytes }
+    }
+}
+
 /// The system allocator with per-thread allocation counts.
 struct Counting;
 
@@ -82,11 +89,12 @@ static GLOBAL: Counting = Counting;
 pub(crate) fn measure(f: impl FnOnce()) -> Allocations {
     let before = snapshot();
     f();
-    let after = snapshot();
-    Allocations { count: after.count - before.count, bytes: after.bytes - before.bytes }
+    snapshot().since(before)
 }
 
-fn snapshot() -> Allocations {
+/// The heap allocations the calling thread has made so far (differences of two readings count
+/// what happened between them).
+pub(crate) fn snapshot() -> Allocations {
     Allocations {
         count: COUNT.try_with(Cell::get).unwrap_or(0),
         bytes: BYTES.try_with(Cell::get).unwrap_or(0),

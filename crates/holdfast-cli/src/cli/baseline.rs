@@ -1,7 +1,8 @@
-//! The ways that call the kernels without a session: the naive baseline of SPEC M1
-//! ([`NaiveEngine`]: the engine's resources behind a `Mutex`, locked for every call, and the
-//! engine's pool installed around every kernel call, whatever its size) and, for `bench`, the
-//! kernels called directly on resources the caller owns ([`Direct`]: no lock, no install).
+//! The ways that run without a held session: the naive baseline of SPEC M1 ([`NaiveEngine`],
+//! over the session layer's `NaiveBaseline`: resources behind a `Mutex`, locked for every call,
+//! and the engine's pool installed around every call, whatever its size) and, for `bench`, the
+//! kernels called directly on resources the caller owns ([`Direct`]: no lock, no install, no
+//! view).
 //!
 //! Both use the same resources as a session (the buffer pool through a loan, the GEMM analysis
 //! cache, the einsum plan cache) and the same kernels with the same parallelism argument, so
@@ -9,17 +10,17 @@
 //! below their family's threshold, as they do in a session.
 
 use std::num::NonZeroUsize;
-use std::sync::Mutex;
 
 use holdfast::layers::kernels::einsum::einsum_cached;
 use holdfast::layers::kernels::{KernelAlloc, KernelError, Par, elementwise};
 use holdfast::layers::resources::{
     BufferPoolLoan, EinsumPlanCache, EngineResources, GemmAnalysisCache,
 };
+use holdfast::layers::session::NaiveBaseline;
 use holdfast::{CpuBackend, ResourceLimits, Tensor};
 
 use super::error::CliError;
-use super::exec::{Exec, Op, Step};
+use super::exec::{Exec, Op, Step, apply_in_view, update_in_view};
 
 /// The kernels' parallelism argument for a thread budget.
 pub(crate) fn par_for(threads: usize) -> Par {
@@ -84,34 +85,13 @@ fn update_on(
     Ok(())
 }
 
-/// The engine's pool, or a pool of one thread when the engine has none (a one-thread budget):
-/// the baseline installs a pool on every call either way.
-#[derive(Debug)]
-enum BaselinePool<'b> {
-    Engine(&'b rayon::ThreadPool),
-    Own(rayon::ThreadPool),
-}
-
-impl BaselinePool<'_> {
-    fn get(&self) -> &rayon::ThreadPool {
-        match self {
-            BaselinePool::Engine(pool) => pool,
-            BaselinePool::Own(pool) => pool,
-        }
-    }
-}
-
-/// Resources behind a mutex plus the engine's pool installed per call.
+/// The naive baseline as an [`Exec`]: the session layer's [`NaiveBaseline`] (its resources
+/// behind a mutex, locked for every call, and the engine's pool installed around every call),
+/// each operation run on its view exactly as a held session runs it.
 #[derive(Debug)]
 pub(crate) struct NaiveEngine<'b> {
-    resources: Mutex<EngineResources>,
+    baseline: NaiveBaseline<'b>,
     limits: ResourceLimits,
-    pool: BaselinePool<'b>,
-    par: Par,
-    /// Pool installs made so far (one per call, by construction; counted, not assumed).
-    pub(crate) installs: u64,
-    /// Acquisitions of the resource mutex so far.
-    pub(crate) locks: u64,
 }
 
 impl<'b> NaiveEngine<'b> {
@@ -119,69 +99,43 @@ impl<'b> NaiveEngine<'b> {
     ///
     /// # Errors
     ///
-    /// When the engine has no pool and a one-thread pool cannot start.
+    /// When the engine has no pool and a one-thread pool cannot start, or when called inside
+    /// an execution.
     pub(crate) fn new(backend: &'b CpuBackend, limits: ResourceLimits) -> Result<Self, CliError> {
-        let pool = match backend.domain().pool() {
-            Some(pool) => BaselinePool::Engine(pool),
-            None => BaselinePool::Own(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(1)
-                    .thread_name(|i| format!("naive-baseline-{i}"))
-                    .build()
-                    .map_err(|e| {
-                        CliError::Usage(format!("cannot start the baseline's pool: {e}"))
-                    })?,
-            ),
-        };
-        Ok(NaiveEngine {
-            resources: Mutex::new(EngineResources::with_limits(limits)),
-            limits,
-            pool,
-            par: par_for(backend.threads()),
-            installs: 0,
-            locks: 0,
-        })
+        let baseline = NaiveBaseline::new(backend, limits)
+            .map_err(|e| CliError::Usage(format!("cannot build the naive baseline: {e}")))?;
+        Ok(NaiveEngine { baseline, limits })
     }
 
     /// Forgets every retained buffer and cached plan (the next call is cold).
     pub(crate) fn reset(&mut self) {
-        let resources = match self.resources.get_mut() {
-            Ok(r) => r,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        *resources = EngineResources::with_limits(self.limits);
+        let limits = self.limits;
+        self.baseline.with_resources(|r| *r = EngineResources::with_limits(limits));
     }
 
     /// Reads the resources (for their statistics).
     pub(crate) fn with_resources<R>(&mut self, f: impl FnOnce(&EngineResources) -> R) -> R {
-        match self.resources.get_mut() {
-            Ok(r) => f(r),
-            Err(poisoned) => f(poisoned.into_inner()),
-        }
+        self.baseline.with_resources(|r| f(r))
     }
 
-    fn locked<R: Send>(
-        &mut self,
-        f: impl FnOnce(&mut EngineResources, Par) -> R + Send,
-    ) -> Result<R, CliError> {
-        let mut guard = self
-            .resources
-            .lock()
-            .map_err(|_| CliError::Usage("the baseline's resources are poisoned".into()))?;
-        self.locks += 1;
-        self.installs += 1;
-        let (resources, par): (&mut EngineResources, Par) = (&mut guard, self.par);
-        Ok(self.pool.get().install(|| f(resources, par)))
+    /// Acquisitions of the resource mutex so far (one per call, counted, not assumed).
+    pub(crate) fn locks(&self) -> u64 {
+        self.baseline.stats().locks
+    }
+
+    /// Pool installs so far (one per call).
+    pub(crate) fn installs(&self) -> u64 {
+        self.baseline.stats().installs
     }
 }
 
 impl Exec for NaiveEngine<'_> {
     fn apply(&mut self, op: Op<'_>, out: &mut Option<Tensor<f64>>) -> Result<(), CliError> {
-        self.locked(|r, par| apply_on(r, op, out, par))?
+        Ok(self.baseline.with_view(|v| apply_in_view(v, op, out))?)
     }
 
     fn update(&mut self, acc: &mut Tensor<f64>, step: Step<'_>) -> Result<(), CliError> {
-        self.locked(|r, par| update_on(r, acc, step, par))?
+        Ok(self.baseline.with_view(|v| update_in_view(v, acc, step))?)
     }
 }
 

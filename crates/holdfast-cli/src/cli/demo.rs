@@ -220,7 +220,7 @@ fn print_table(
         "held: one open_session, then with_session per operation; scoped: with_backend_session per operation;"
     );
     println!(
-        "naive: Mutex<EngineResources> locked and a rayon pool installed per call, kernels called directly."
+        "naive: Mutex<EngineResources> locked and a rayon pool installed per call, the operation run on the same view."
     );
     if agree {
         println!(

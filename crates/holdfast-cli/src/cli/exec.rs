@@ -92,7 +92,7 @@ pub(crate) fn run_in_view(
 }
 
 /// Runs `op` inside one view, recycling the tensor `out` held before.
-fn apply_in_view(
+pub(crate) fn apply_in_view(
     view: &mut CpuExecSession<'_>,
     op: Op<'_>,
     out: &mut Option<Tensor<f64>>,
@@ -105,7 +105,7 @@ fn apply_in_view(
 }
 
 /// Replaces `acc` by `step(acc)` inside one view, recycling the old buffer.
-fn update_in_view(
+pub(crate) fn update_in_view(
     view: &mut CpuExecSession<'_>,
     acc: &mut Tensor<f64>,
     step: Step<'_>,

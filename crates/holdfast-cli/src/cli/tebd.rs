@@ -1,10 +1,16 @@
 //! `holdfast tebd`: real- or imaginary-time evolution of a spin chain by second-order TEBD in one
 //! held session (SPEC W6): a table per step (energy, magnetisations, the middle bond's
-//! entanglement), `--json` with every observable of every step, the first at time 0.
+//! entanglement), the exact energy beside it (the conserved initial energy in real time, the
+//! free-fermion ground energy in imaginary time where one is known), `--json` with every
+//! observable of every step, the first at time 0, and `--compare` timing the same run with a
+//! scoped entry per operation and on the naive baseline.
 #![allow(clippy::print_stdout, reason = "the report is the program's output")]
 
 use clap::Args;
+use holdfast::ResourceLimits;
+use holdfast::layers::session::NaiveBaseline;
 use holdfast_mps::tebd::{InitialState, TebdConfig, TebdRun, TebdStep, tebd_observed};
+use holdfast_mps::{Executor, Model, Naive, Scoped};
 use serde_json::{Value, json};
 
 use super::backend_with_threads;
@@ -39,9 +45,40 @@ pub(crate) struct TebdArgs {
     /// Thread budget of the engine (default: every CPU the process may use).
     #[arg(long, value_name = "N")]
     pub(crate) threads: Option<usize>,
+    /// Also run with a scoped entry per operation and on the naive baseline, and print the
+    /// three times.
+    #[arg(long)]
+    pub(crate) compare: bool,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+/// Runs TEBD on `exec`, with a progress bar when `visible`.
+fn run_on(
+    exec: &mut impl Executor,
+    model: &Model,
+    args: &TebdArgs,
+    label: &str,
+    visible: bool,
+) -> Result<TebdRun, CliError> {
+    let init: InitialState = args.init.parse().map_err(mps_error)?;
+    let config = TebdConfig::new(args.dt, args.time)
+        .imaginary(args.imaginary)
+        .bond_dim(args.bond_dim)
+        .cutoff(args.cutoff);
+    let progress = Progress::new(config.steps() as u64 + 1, label, visible);
+    let result = tebd_observed(exec, model, args.chain.sites, init, &config, |step| {
+        progress.set_message(format!("t = {:.3}, E = {:.10}", step.time, step.energy));
+        progress.inc();
+    });
+    progress.finish();
+    result.map_err(mps_error)
+}
+
+/// Seconds over every step of `run`.
+fn total(run: &TebdRun) -> f64 {
+    run.steps.iter().map(|s| s.seconds).sum()
 }
 
 /// Runs `holdfast tebd`.
@@ -53,25 +90,50 @@ pub(crate) struct TebdArgs {
 /// fails.
 pub(crate) fn run(args: &TebdArgs) -> Result<(), CliError> {
     let model = args.chain.model()?;
-    let init: InitialState = args.init.parse().map_err(mps_error)?;
-    let config = TebdConfig::new(args.dt, args.time)
-        .imaginary(args.imaginary)
-        .bond_dim(args.bond_dim)
-        .cutoff(args.cutoff);
     let backend = backend_with_threads(args.threads)?;
+    let visible = !args.json;
     let mut session = backend.open_session()?;
-    let progress = Progress::new(config.steps() as u64 + 1, "tebd", !args.json);
-    let result = tebd_observed(&mut session, &model, args.chain.sites, init, &config, |step| {
-        progress.set_message(format!("t = {:.3}, E = {:.10}", step.time, step.energy));
-        progress.inc();
-    });
-    progress.finish();
-    let run = result.map_err(mps_error)?;
-    session.close()?;
-    if args.json {
-        println!("{}", report_json(args, &run));
+    let run = run_on(&mut session, &model, args, "tebd", visible)?;
+    let ground = if args.imaginary {
+        model.exact_energy(&mut session, args.chain.sites).map_err(mps_error)?
     } else {
-        print_report(&model, args, &run, backend.threads());
+        None
+    };
+    session.close()?;
+    // As for `dmrg --compare`: each other way on an engine of its own, from cold resources.
+    let compared = if args.compare {
+        let fresh = backend_with_threads(args.threads)?;
+        let scoped = run_on(&mut Scoped(&fresh), &model, args, "tebd (scoped)", visible)?;
+        let fresh = backend_with_threads(args.threads)?;
+        let baseline = NaiveBaseline::new(&fresh, ResourceLimits::default())
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+        let naive = run_on(&mut Naive(&baseline), &model, args, "tebd (naive)", visible)?;
+        Some([scoped, naive])
+    } else {
+        None
+    };
+    if args.json {
+        println!("{}", report_json(args, &run, ground, compared.as_ref()));
+    } else {
+        print_report(&model, args, &run, backend.threads(), ground);
+        if let Some([scoped, naive]) = &compared {
+            let (h, s, n) = (total(&run), total(scoped), total(naive));
+            let agree = run
+                .steps
+                .iter()
+                .zip(&scoped.steps)
+                .zip(&naive.steps)
+                .map(|((h, s), n)| (h.energy - s.energy).abs().max((h.energy - n.energy).abs()))
+                .fold(0.0, f64::max);
+            println!(
+                "time over every step: held {h:.3} s, scoped {s:.3} s ({:.2}x), naive {n:.3} s ({:.2}x); energies agree to {agree:.1e}",
+                s / h,
+                n / h
+            );
+            println!(
+                "scoped: with_backend_session per operation; naive: a Mutex around the resources locked and a pool installed per operation"
+            );
+        }
     }
     Ok(())
 }
@@ -82,7 +144,13 @@ fn mean(values: &[f64]) -> f64 {
     values.iter().sum::<f64>() / n
 }
 
-fn print_report(model: &holdfast_mps::Model, args: &TebdArgs, run: &TebdRun, threads: usize) {
+fn print_report(
+    model: &Model,
+    args: &TebdArgs,
+    run: &TebdRun,
+    threads: usize,
+    ground: Option<f64>,
+) {
     println!(
         "second-order TEBD of {} on {} sites from {}, {} time, dt {}, bond dimension {}, {} thread(s), one held session",
         describe(model),
@@ -117,8 +185,22 @@ fn print_report(model: &holdfast_mps::Model, args: &TebdArgs, run: &TebdRun, thr
             end.energy,
             end.time,
             end.energy - first.energy,
-            run.steps.iter().map(|s| s.seconds).sum::<f64>()
+            total(run)
         );
+        if args.imaginary {
+            if let Some(e) = ground {
+                println!(
+                    "exact ground energy {e:.12} (free fermions); relative error {:.1e}",
+                    ((end.energy - e) / e).abs()
+                );
+            }
+        } else {
+            println!(
+                "exact energy {:.12} at every time (conserved: the initial product state's energy); relative change {:.1e}",
+                first.energy,
+                ((end.energy - first.energy) / first.energy).abs()
+            );
+        }
     }
 }
 
@@ -135,8 +217,14 @@ fn row(s: &TebdStep, middle: usize) -> Vec<String> {
     ]
 }
 
-fn report_json(args: &TebdArgs, run: &TebdRun) -> Value {
-    json!({
+fn report_json(
+    args: &TebdArgs,
+    run: &TebdRun,
+    ground: Option<f64>,
+    compared: Option<&[TebdRun; 2]>,
+) -> Value {
+    let seconds = |r: &TebdRun| r.steps.iter().map(|s| s.seconds).collect::<Vec<_>>();
+    let mut doc = json!({
         "model": args.chain.model,
         "sites": args.chain.sites,
         "dt": args.dt,
@@ -154,5 +242,15 @@ fn report_json(args: &TebdArgs, run: &TebdRun) -> Value {
             "discarded_weight": s.discarded_weight,
             "seconds": s.seconds,
         })).collect::<Vec<_>>(),
-    })
+        "exact_ground_energy": ground,
+    });
+    if let Some([scoped, naive]) = compared {
+        doc["compare"] = json!({
+            "held": seconds(run),
+            "scoped": seconds(scoped),
+            "naive": seconds(naive),
+            "total_seconds": { "held": total(run), "scoped": total(scoped), "naive": total(naive) },
+        });
+    }
+    doc
 }

@@ -2,8 +2,9 @@
 //!
 //! A key is the spec string, the element type, the optional path and every operand's shape and
 //! strides (offsets are not part of it: they do not change the analysis). Building a key for a
-//! lookup borrows the spec and path and keeps the dimensions inline (up to 32 numbers), so a
-//! lookup formats nothing and, for ordinary operands, allocates nothing. The key's 64-bit
+//! lookup borrows the spec and path and keeps the dimensions inline (up to [`INLINE_DIMS`]
+//! numbers: one rank, shape and strides per operand, so five operands of rank 6), so a lookup
+//! formats nothing and, for ordinary operands, allocates nothing. The key's 64-bit
 //! fingerprint is computed once, when the key is built; `Hash` writes only the fingerprint and
 //! `Eq` compares the full content, so a fingerprint collision is never a wrong hit.
 
@@ -14,6 +15,12 @@ use holdfast_tensor::{DType, Element, TensorRead};
 use smallvec::SmallVec;
 
 use crate::fingerprint::mix;
+
+/// Dimensions a key holds without allocating: an operand of rank `r` takes `2r + 1`.
+const INLINE_DIMS: usize = 64;
+
+/// A key's dimensions.
+type Dims = SmallVec<[usize; INLINE_DIMS]>;
 
 /// The content key of a prepared einsum.
 ///
@@ -35,7 +42,7 @@ pub struct PlanKey<'a> {
     dtype: DType,
     spec: Cow<'a, str>,
     path: Option<Cow<'a, [(usize, usize)]>>,
-    dims: SmallVec<[usize; 32]>,
+    dims: Dims,
 }
 
 impl<'a> PlanKey<'a> {
@@ -46,7 +53,7 @@ impl<'a> PlanKey<'a> {
         operands: &[TensorRead<'_, T>],
         path: Option<&'a [(usize, usize)]>,
     ) -> Self {
-        let mut dims: SmallVec<[usize; 32]> = SmallVec::new();
+        let mut dims = Dims::new();
         for op in operands {
             dims.push(op.rank());
             dims.extend_from_slice(op.shape());

@@ -7,10 +7,36 @@
 //! residual of the lowest Ritz pair, `β_m |y_m|`, is below the tolerance, the space is
 //! exhausted, or the iteration limit is reached; the tridiagonal matrix's eigenpairs come from
 //! the session's `eigh`.
+//!
+//! A solve allocates nothing once warm: the Krylov vectors, the tridiagonal matrix and its
+//! eigenpairs come from the session's pool and go back to it, and the coefficient lists live in
+//! a [`Krylov`] the caller keeps from one bond to the next.
 
-use holdfast::Tensor;
+use holdfast::{OpError, Tensor};
 
 use crate::{Executor, MpsError};
+
+/// The Lanczos recurrence's lists, kept by the caller so that their capacity is reused.
+#[derive(Debug)]
+pub(crate) struct Krylov {
+    basis: Vec<Tensor<f64>>,
+    alphas: Vec<f64>,
+    betas: Vec<f64>,
+    /// The lowest Ritz vector's coefficients in the basis.
+    ritz: Vec<f64>,
+}
+
+impl Krylov {
+    /// Lists with room for `max_iter` Krylov vectors: a solve never grows them.
+    pub(crate) fn with_capacity(max_iter: usize) -> Self {
+        Krylov {
+            basis: Vec::with_capacity(max_iter),
+            alphas: Vec::with_capacity(max_iter),
+            betas: Vec::with_capacity(max_iter),
+            ritz: Vec::with_capacity(max_iter),
+        }
+    }
+}
 
 /// The environments and MPO tensors of one bond.
 pub(crate) struct Bond<'a> {
@@ -51,25 +77,29 @@ fn sub_scaled(y: &mut [f64], c: f64, x: &[f64]) {
 }
 
 /// The lowest eigenvalue of `bond`'s effective Hamiltonian and its normalised eigenvector,
-/// starting from `start` (not zero), with at most `max_iter` Krylov vectors.
+/// starting from `start` (not zero), with at most `max_iter` Krylov vectors. `start`'s buffer
+/// becomes the returned vector's.
 pub(crate) fn lowest(
     exec: &mut impl Executor,
     bond: &Bond<'_>,
     start: Tensor<f64>,
+    krylov: &mut Krylov,
     max_iter: usize,
     tolerance: f64,
 ) -> Result<(f64, Tensor<f64>), MpsError> {
     let dim = start.numel();
-    let mut basis: Vec<Tensor<f64>> = Vec::with_capacity(max_iter.min(dim));
-    let mut alphas: Vec<f64> = Vec::new();
-    let mut betas: Vec<f64> = Vec::new();
+    let limit = max_iter.min(dim);
+    let Krylov { basis, alphas, betas, ritz } = krylov;
+    basis.clear();
+    alphas.clear();
+    betas.clear();
     let mut v = start;
     let n0 = dot(v.as_slice(), v.as_slice()).sqrt();
     if n0 == 0.0 || !n0.is_finite() {
         return Err(MpsError::InvalidParameter("the start vector of Lanczos is zero".to_owned()));
     }
     v.as_mut_slice().iter_mut().for_each(|x| *x /= n0);
-    let (energy, ritz) = loop {
+    let (energy, last) = loop {
         let mut w = bond.apply(exec, &v)?;
         let alpha = dot(v.as_slice(), w.as_slice());
         sub_scaled(w.as_mut_slice(), alpha, v.as_slice());
@@ -79,53 +109,68 @@ pub(crate) fn lowest(
         basis.push(v);
         alphas.push(alpha);
         // Full reorthogonalisation, so that the Ritz vector is accurate to the tolerance.
-        for q in &basis {
+        for q in basis.iter() {
             let c = dot(q.as_slice(), w.as_slice());
             sub_scaled(w.as_mut_slice(), c, q.as_slice());
         }
         let beta = dot(w.as_slice(), w.as_slice()).sqrt();
-        let (e, y) = tridiagonal_lowest(exec, &alphas, &betas)?;
-        let residual = beta * y.last().map_or(0.0, |c| c.abs());
-        if residual <= tolerance || beta <= 1e-14 || basis.len() >= max_iter.min(dim) {
-            exec.op(|view| view.recycle(w))?;
-            break (e, y);
+        let e = tridiagonal_lowest(exec, alphas, betas, ritz)?;
+        let residual = beta * ritz.last().map_or(0.0, |c| c.abs());
+        if residual <= tolerance || beta <= 1e-14 || basis.len() >= limit {
+            break (e, w);
         }
         betas.push(beta);
         w.as_mut_slice().iter_mut().for_each(|x| *x /= beta);
         v = w;
     };
     // The Ritz vector Σ y_k v_k, in the first basis vector's buffer.
-    let mut basis = basis.into_iter();
-    let mut out =
-        basis.next().ok_or_else(|| MpsError::InvalidParameter("empty Krylov space".to_owned()))?;
+    let (out, rest) = basis
+        .split_first_mut()
+        .ok_or_else(|| MpsError::InvalidParameter("empty Krylov space".to_owned()))?;
     out.as_mut_slice().iter_mut().for_each(|x| *x *= ritz[0]);
-    for (q, &c) in basis.zip(&ritz[1..]) {
+    for (q, &c) in rest.iter().zip(&ritz[1..]) {
         out.as_mut_slice().iter_mut().zip(q.as_slice()).for_each(|(o, x)| *o += c * x);
-        exec.op(|view| view.recycle(q))?;
     }
+    let mut out = basis.swap_remove(0);
+    exec.op(|view| {
+        view.recycle(last);
+        for q in basis.drain(..) {
+            view.recycle(q);
+        }
+    })?;
     let norm = dot(out.as_slice(), out.as_slice()).sqrt();
     out.as_mut_slice().iter_mut().for_each(|x| *x /= norm);
     Ok((energy, out))
 }
 
-/// The lowest eigenpair of the symmetric tridiagonal matrix with diagonal `alphas` and
-/// off-diagonal `betas` (one shorter), through the session's `eigh`.
+/// The lowest eigenvalue of the symmetric tridiagonal matrix with diagonal `alphas` and
+/// off-diagonal `betas` (one shorter), through the session's `eigh`; its eigenvector goes to
+/// `ritz`.
 fn tridiagonal_lowest(
     exec: &mut impl Executor,
     alphas: &[f64],
     betas: &[f64],
-) -> Result<(f64, Vec<f64>), MpsError> {
+    ritz: &mut Vec<f64>,
+) -> Result<f64, MpsError> {
     let m = alphas.len();
-    let mut t = vec![0.0; m * m];
-    for (i, &a) in alphas.iter().enumerate() {
-        t[i * m + i] = a;
-    }
-    for (i, &b) in betas.iter().enumerate().take(m.saturating_sub(1)) {
-        t[(i + 1) * m + i] = b;
-        t[i * m + i + 1] = b;
-    }
-    let t = Tensor::from_vec([m, m], t)?;
-    let (w, v) = exec.op(|view| view.eigh(t.read()))??;
-    let y = (0..m).map(|k| v.as_slice()[k * m]).collect();
-    Ok((w.as_slice()[0], y))
+    Ok(exec.op(|view| -> Result<f64, OpError> {
+        let mut t = view.zeros::<f64>(&[m, m])?;
+        let cells = t.as_mut_slice();
+        for (i, &a) in alphas.iter().enumerate() {
+            cells[i * m + i] = a;
+        }
+        for (i, &b) in betas.iter().enumerate().take(m.saturating_sub(1)) {
+            cells[(i + 1) * m + i] = b;
+            cells[i * m + i + 1] = b;
+        }
+        let solved = view.eigh(t.read());
+        view.recycle(t);
+        let (w, v) = solved?;
+        ritz.clear();
+        ritz.extend((0..m).map(|k| v.as_slice()[k * m]));
+        let lowest = w.as_slice()[0];
+        view.recycle(w);
+        view.recycle(v);
+        Ok(lowest)
+    })??)
 }

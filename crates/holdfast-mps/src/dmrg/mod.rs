@@ -12,6 +12,11 @@
 //! moving left `A[i+1] = vh`, `A[i] = u·s` and `R[i+1]` grows. Environments are the only state
 //! kept between bonds; each is recomputed exactly once per pass.
 //!
+//! Every tensor a bond replaces (the old site tensors and environments, θ, the SVD's factors)
+//! goes back to the session's pool, in the entry of the next operation (a spent list), and the
+//! Lanczos lists are kept from bond to bond: once the bond dimensions stop changing, a sweep is
+//! served by the pool and allocates nothing on the calling thread.
+//!
 //! The sweep's energy is the eigenvalue of its last bond; the run stops after the configured
 //! number of sweeps or once the energy moves less than the tolerance between two sweeps.
 //!
@@ -29,11 +34,13 @@ mod lanczos;
 
 use std::time::Instant;
 
-use holdfast::{Tensor, Truncation};
+use holdfast::{OpError, Svd, Tensor, Truncation};
 
+use crate::centre::absorb;
 use crate::env::{grow_left, grow_right, trivial};
+use crate::spent::Spent;
 use crate::{Executor, Model, Mpo, Mps, MpsError};
-use lanczos::{Bond, lowest};
+use lanczos::{Bond, Krylov, lowest};
 
 /// Settings of a [`dmrg`] run.
 ///
@@ -227,8 +234,12 @@ pub fn dmrg_observed(
     for i in (2..sites).rev() {
         rights[i] = grow_right(exec, &rights[i + 1], &mps.tensors[i], mpo.tensor(i))?;
     }
-    let mut sweeps = Vec::new();
+    let mut sweeps = Vec::with_capacity(config.sweeps);
     let mut energy = f64::NAN;
+    // Each bond retires at most two site tensors, one environment (or, moving right, the left
+    // environments past the bond) and the right environments it replaces.
+    let mut spent = Spent::with_capacity(sites + 4);
+    let mut krylov = Krylov::with_capacity(config.krylov);
     // Early sweeps solve each bond loosely; the configured residual takes over once the energy
     // has nearly settled, and the run stops only on a sweep solved at it (module docs).
     let mut residual = LOOSE_RESIDUAL.max(config.residual);
@@ -240,12 +251,10 @@ pub fn dmrg_observed(
         for (i, right_moving) in
             (0..sites - 1).map(|i| (i, true)).chain((0..sites - 1).rev().map(|i| (i, false)))
         {
+            let (a, b) = (&mps.tensors[i], &mps.tensors[i + 1]);
             let theta = exec.op(|v| {
-                v.einsum_with_path(
-                    "asb,btc->astc",
-                    &[mps.tensors[i].read(), mps.tensors[i + 1].read()],
-                    &[(0, 1)],
-                )
+                spent.recycle_into(v);
+                v.einsum_with_path("asb,btc->astc", &[a.read(), b.read()], &[(0, 1)])
             })??;
             let bond = Bond {
                 left: &lefts[i],
@@ -253,25 +262,26 @@ pub fn dmrg_observed(
                 w2: mpo.tensor(i + 1),
                 right: &rights[i + 2],
             };
-            let (value, theta) = lowest(exec, &bond, theta, config.krylov, residual)?;
+            let (value, theta) = lowest(exec, &bond, theta, &mut krylov, config.krylov, residual)?;
             e = value;
-            let svd = exec.op(|v| v.svd(theta.read(), &[0, 1], trunc))??;
+            let svd = exec.op(|v| {
+                let svd = v.svd(theta.read(), &[0, 1], trunc);
+                v.recycle(theta);
+                svd
+            })??;
             discarded = discarded.max(svd.discarded_weight);
-            let rank = svd.s.numel();
+            let (next_i, next_j) = absorb_singular_values(exec, svd, right_moving)?;
+            spent.push(std::mem::replace(&mut mps.tensors[i], next_i));
+            spent.push(std::mem::replace(&mut mps.tensors[i + 1], next_j));
             if right_moving {
-                let s = svd.s.read().reshape(&[rank, 1, 1])?;
-                mps.tensors[i + 1] = exec.op(|v| v.mul(s, svd.vh.read()))??;
-                mps.tensors[i] = svd.u;
-                lefts.truncate(i + 1);
+                spent.extend(lefts.drain(i + 1..));
                 let grown = grow_left(exec, &lefts[i], &mps.tensors[i], mpo.tensor(i))?;
                 lefts.push(grown);
             } else {
-                mps.tensors[i] = exec.op(|v| v.mul(svd.u.read(), svd.s.read()))??;
-                mps.tensors[i + 1] = svd.vh;
-                rights[i + 1] =
+                let grown =
                     grow_right(exec, &rights[i + 2], &mps.tensors[i + 1], mpo.tensor(i + 1))?;
+                spent.push(std::mem::replace(&mut rights[i + 1], grown));
             }
-            exec.op(|v| v.recycle(theta))?;
         }
         let stats = SweepStats {
             energy: e,
@@ -291,7 +301,31 @@ pub fn dmrg_observed(
             residual = config.residual;
         }
     }
+    // The environments and the last spent tensors back to the pool, for whatever the session
+    // runs next.
+    exec.op(|v| {
+        spent.recycle_into(v);
+        for t in lefts.into_iter().chain(rights) {
+            v.recycle(t);
+        }
+    })?;
     Ok(DmrgRun { energy, sweeps, mps })
+}
+
+/// The new tensors of the bond's two sites from its SVD: `(u, s·vh)` moving right (the centre
+/// moves to the right site), `(u·s, vh)` moving left. The factors absorbed go back to the pool
+/// in the same entry.
+fn absorb_singular_values(
+    exec: &mut impl Executor,
+    svd: Svd<f64>,
+    right_moving: bool,
+) -> Result<(Tensor<f64>, Tensor<f64>), MpsError> {
+    let Svd { u, s, vh, .. } = svd;
+    Ok(exec.op(|v| {
+        let pair = absorb(v, u, s.read(), vh, right_moving);
+        v.recycle(s);
+        pair
+    })??)
 }
 
 /// Brings `mps` to right-canonical form (every site but the first right-orthonormal) and
@@ -299,13 +333,29 @@ pub fn dmrg_observed(
 fn right_canonicalise(exec: &mut impl Executor, mps: &mut Mps) -> Result<(), MpsError> {
     for i in (1..mps.sites()).rev() {
         let svd = exec.op(|v| v.svd(mps.tensors[i].read(), &[0], Truncation::none()))??;
-        let us = exec.op(|v| v.mul(svd.u.read(), svd.s.read()))??;
-        mps.tensors[i - 1] = exec.op(|v| {
-            v.einsum_with_path("asb,bk->ask", &[mps.tensors[i - 1].read(), us.read()], &[(0, 1)])
+        let Svd { u, s, vh, .. } = svd;
+        let prev = &mps.tensors[i - 1];
+        let absorbed = exec.op(|v| -> Result<_, OpError> {
+            let us = v.mul(u.read(), s.read())?;
+            let absorbed =
+                v.einsum_with_path("asb,bk->ask", &[prev.read(), us.read()], &[(0, 1)])?;
+            v.recycle(u);
+            v.recycle(s);
+            v.recycle(us);
+            Ok(absorbed)
         })??;
-        mps.tensors[i] = svd.vh;
+        let old = [
+            std::mem::replace(&mut mps.tensors[i - 1], absorbed),
+            std::mem::replace(&mut mps.tensors[i], vh),
+        ];
+        exec.op(|v| old.into_iter().for_each(|t| v.recycle(t)))?;
     }
-    let norm = exec.op(|v| v.norm(mps.tensors[0].read()))??;
-    mps.tensors[0] = exec.op(|v| v.scale(mps.tensors[0].read(), 1.0 / norm))??;
+    let first = &mps.tensors[0];
+    let normalised = exec.op(|v| -> Result<_, OpError> {
+        let norm = v.norm(first.read())?;
+        v.scale(first.read(), 1.0 / norm)
+    })??;
+    let old = std::mem::replace(&mut mps.tensors[0], normalised);
+    exec.op(|v| v.recycle(old))?;
     Ok(())
 }

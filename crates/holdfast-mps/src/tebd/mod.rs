@@ -18,14 +18,20 @@
 //! entanglement entropy `-Σ p ln p` (`p = s²`) of every bond, from the singular values of the
 //! backward sweep (the centre is on that bond then; the gates that follow act on one side only,
 //! so in real time they leave its spectrum unchanged).
+//!
+//! The tensors a gate replaces go back to the session's pool in the entry of the next gate's
+//! contraction, and the Schmidt values are written in a list kept for the whole run, so a step
+//! at settled bond dimensions is served by the pool.
 
 mod gates;
 
 use std::time::Instant;
 
-use holdfast::{Tensor, Truncation, c64};
+use holdfast::{OpError, Svd, Tensor, Truncation, c64};
 
+use crate::centre::absorb;
 use crate::observables::local_expectations;
+use crate::spent::Spent;
 use crate::{Executor, Model, Mpo, Mps, MpsError};
 
 /// The initial product state of a [`tebd`] run (SPEC W4).
@@ -243,6 +249,8 @@ pub fn tebd_observed(
         .collect::<Result<_, _>>()?;
     let trunc = Truncation::none().max_rank(config.bond_dim).cutoff(config.cutoff);
     let mut entropy = vec![0.0; sites - 1];
+    let mut spent = Spent::with_capacity(2);
+    let mut probabilities = Vec::with_capacity(config.bond_dim.min(1 << 20));
     let mut steps = Vec::with_capacity(config.steps() + 1);
     let first = measure(exec, &mps, &mpo, 0.0, &entropy, 0.0, 0.0)?;
     observe(&first);
@@ -253,10 +261,11 @@ pub fn tebd_observed(
         for (i, right_moving) in
             (0..sites - 1).map(|i| (i, true)).chain((0..sites - 1).rev().map(|i| (i, false)))
         {
-            let (values, weight) = apply_gate(exec, &mut mps, i, &gates[i], trunc, right_moving)?;
+            let gate = Gate { tensor: &gates[i], trunc, right_moving };
+            let weight = apply_gate(exec, &mut mps, i, &gate, &mut spent, &mut probabilities)?;
             discarded = discarded.max(weight);
             if !right_moving {
-                entropy[i] = values.iter().filter(|&&p| p > 0.0).map(|&p| -p * p.ln()).sum();
+                entropy[i] = probabilities.iter().filter(|&&p| p > 0.0).map(|&p| -p * p.ln()).sum();
             }
         }
         #[allow(clippy::cast_precision_loss, reason = "a step count")]
@@ -266,44 +275,63 @@ pub fn tebd_observed(
         observe(&record);
         steps.push(record);
     }
+    exec.op(|v| spent.recycle_into(v))?;
     Ok(TebdRun { steps, mps })
 }
 
+/// One gate application: the gate, the truncation, and where the centre moves.
+struct Gate<'g> {
+    tensor: &'g Tensor<c64>,
+    trunc: Truncation,
+    right_moving: bool,
+}
+
 /// Applies `gate` to bond `i`, splits the result by a truncated SVD, renormalises the kept
-/// values and moves the orthogonality centre right (`right_moving`) or left. Returns the
-/// Schmidt probabilities `s²` and the relative discarded weight.
+/// values and moves the orthogonality centre right or left. Writes the Schmidt probabilities
+/// `s²` to `probabilities` and returns the relative discarded weight; the replaced site tensors
+/// go to `spent`.
 fn apply_gate(
     exec: &mut impl Executor,
     mps: &mut Mps<c64>,
     i: usize,
-    gate: &Tensor<c64>,
-    trunc: Truncation,
-    right_moving: bool,
-) -> Result<(Vec<f64>, f64), MpsError> {
+    gate: &Gate<'_>,
+    spent: &mut Spent<c64>,
+    probabilities: &mut Vec<f64>,
+) -> Result<f64, MpsError> {
     let (a, b) = (&mps.tensors[i], &mps.tensors[i + 1]);
     let theta = exec.op(|v| {
+        spent.recycle_into(v);
         v.einsum_with_path(
             "asc,ctb,uvst->auvb",
-            &[a.read(), b.read(), gate.read()],
+            &[a.read(), b.read(), gate.tensor.read()],
             &[(0, 1), (0, 1)],
         )
     })??;
-    let svd = exec.op(|v| v.svd(theta.read(), &[0, 1], trunc))??;
-    exec.op(|v| v.recycle(theta))?;
-    let norm = svd.s.as_slice().iter().map(|x| x * x).sum::<f64>().sqrt();
-    let rank = svd.s.numel();
-    let s: Vec<c64> = svd.s.as_slice().iter().map(|&x| c64::new(x / norm, 0.0)).collect();
-    let probabilities = s.iter().map(|z| z.re * z.re).collect();
-    let s = Tensor::from_vec([rank], s)?;
-    if right_moving {
-        let s = s.read().reshape(&[rank, 1, 1])?;
-        mps.tensors[i + 1] = exec.op(|v| v.mul(s, svd.vh.read()))??;
-        mps.tensors[i] = svd.u;
-    } else {
-        mps.tensors[i] = exec.op(|v| v.mul(svd.u.read(), s.read()))??;
-        mps.tensors[i + 1] = svd.vh;
-    }
-    Ok((probabilities, svd.discarded_weight))
+    let trunc = gate.trunc;
+    let svd = exec.op(|v| {
+        let svd = v.svd(theta.read(), &[0, 1], trunc);
+        v.recycle(theta);
+        svd
+    })??;
+    let Svd { u, s, vh, discarded_weight } = svd;
+    let norm = s.as_slice().iter().map(|x| x * x).sum::<f64>().sqrt();
+    probabilities.clear();
+    probabilities.extend(s.as_slice().iter().map(|&x| (x / norm) * (x / norm)));
+    let rank = s.numel();
+    let right_moving = gate.right_moving;
+    let (next_i, next_j) = exec.op(|v| -> Result<_, OpError> {
+        let mut kept = v.zeros::<c64>(&[rank])?;
+        kept.as_mut_slice().iter_mut().zip(s.as_slice()).for_each(|(k, &x)| {
+            *k = c64::new(x / norm, 0.0);
+        });
+        let pair = absorb(v, u, kept.read(), vh, right_moving)?;
+        v.recycle(kept);
+        v.recycle(s);
+        Ok(pair)
+    })??;
+    spent.push(std::mem::replace(&mut mps.tensors[i], next_i));
+    spent.push(std::mem::replace(&mut mps.tensors[i + 1], next_j));
+    Ok(discarded_weight)
 }
 
 /// The observables of `mps` at `time`.

@@ -34,7 +34,7 @@ use holdfast_kernels::linalg::LinalgScratch;
 use holdfast_kernels::{Family, KernelAlloc, KernelError, Par};
 use holdfast_provider::{CpuOperationEntry, RouteCounters};
 use holdfast_resources::{BufferPoolLoan, EinsumPlanCache, EngineResources, GemmAnalysisCache};
-use holdfast_tensor::{Element, Tensor, TensorRead};
+use holdfast_tensor::{Element, Tensor, TensorError, TensorRead};
 
 use crate::engine::CpuEngine;
 use crate::{CpuBackend, OpError};
@@ -379,6 +379,40 @@ impl CpuExecSession<'_> {
     pub fn recycle<T: Element>(&mut self, tensor: Tensor<T>) {
         let (buffer, _) = tensor.into_parts();
         self.loan.give(buffer);
+    }
+
+    /// A tensor of zeros of `shape` (row-major), its buffer from the session's pool (numpy's
+    /// `zeros`): a scratch or output an algorithm fills itself, served without allocating once
+    /// the pool holds a buffer of its size.
+    ///
+    /// # Errors
+    ///
+    /// [`OpError::Tensor`] when the product of `shape` does not fit in `usize`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::CpuBackend;
+    ///
+    /// let backend = CpuBackend::builder().threads(1).build()?;
+    /// let mut session = backend.open_session()?;
+    /// let spent = session.with_session(|v| v.zeros::<f64>(&[2, 3]))?;
+    /// assert_eq!(spent.shape(), &[2, 3]);
+    /// assert_eq!(spent.as_slice(), &[0.0; 6]);
+    /// session.with_session(|v| v.recycle(spent));
+    /// let again = session.with_session(|v| v.zeros::<f64>(&[3, 2]))?;
+    /// assert_eq!(session.stats().buffer_hits, 1);
+    /// # drop(again);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn zeros<T: Element>(&mut self, shape: &[usize]) -> Result<Tensor<T>, OpError> {
+        let numel = shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .ok_or_else(|| TensorError::ShapeOverflow { shape: shape.to_vec() })?;
+        self.counters.operations += 1;
+        let buffer = self.loan.take_zeroed::<T>(numel);
+        Ok(Tensor::from_shape_vec(shape, buffer)?)
     }
 
     /// Operations this view's session has run so far.

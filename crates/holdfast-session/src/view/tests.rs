@@ -59,3 +59,20 @@ fn foreign_and_pending_inputs_are_rejected_before_any_fast_path() {
     assert_eq!(st.operations, 0, "rejected before any kernel ran");
     assert_eq!((st.buffer_hits, st.buffer_misses, st.plan_misses), (0, 0, 0));
 }
+
+#[test]
+fn zeros_are_served_by_the_pool_zeroed_and_overflow_is_a_typed_error() {
+    let backend = backend(1);
+    let mut session = backend.open_session().unwrap();
+    let ones = Tensor::<f64>::from_vec([6], vec![1.0; 6]).unwrap();
+    session.with_session(|v| v.recycle(ones));
+    let z = session.with_session(|v| v.zeros::<f64>(&[3, 2])).unwrap();
+    assert_eq!((z.shape(), z.as_slice()), (&[3usize, 2][..], &[0.0; 6][..]));
+    assert_eq!(session.stats().buffer_hits, 1, "the recycled buffer served it");
+    let empty = session.with_session(|v| v.zeros::<f64>(&[4, 0])).unwrap();
+    assert_eq!((empty.shape(), empty.numel()), (&[4usize, 0][..], 0));
+    let scalar = session.with_session(|v| v.zeros::<holdfast_tensor::c64>(&[])).unwrap();
+    assert_eq!(scalar.as_slice(), &[holdfast_tensor::c64::new(0.0, 0.0)]);
+    let huge = session.with_session(|v| v.zeros::<f64>(&[usize::MAX, 2]));
+    assert!(matches!(huge, Err(OpError::Tensor(_))), "{huge:?}");
+}

@@ -265,10 +265,10 @@ impl<'b> Ways<'b> {
             }
             Way::Scoped => counted(self.backend, &mut Scoped(self.backend), op, k, out)?,
             Way::Naive => {
-                let (locks, installs) = (self.naive.locks, self.naive.installs);
+                let (locks, installs) = (self.naive.locks(), self.naive.installs());
                 let (elapsed, mut counters) = counted(self.backend, &mut self.naive, op, k, out)?;
-                counters.baseline_locks = self.naive.locks - locks;
-                counters.pool_installs = Some(self.naive.installs - installs);
+                counters.baseline_locks = self.naive.locks() - locks;
+                counters.pool_installs = Some(self.naive.installs() - installs);
                 (elapsed, counters)
             }
         };
