@@ -13,6 +13,7 @@
 //! | [`quimb`] | `holdfast dmrg` against quimb's `DMRG2`, side by side, in a venv this command installs |
 //! | [`targets`] | the targets and their verdicts |
 //! | [`venv`] | the peers' Python environments, installed by this command |
+//! | [`ways`] | `holdfast dmrg --compare`: held vs scoped vs naive per sweep, with the held run's allocations |
 //!
 //! Invariant: the report states only what this run measured; a target without a fresh
 //! measurement is "not measured".
@@ -24,6 +25,7 @@ mod numpy;
 mod quimb;
 mod targets;
 mod venv;
+mod ways;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -191,6 +193,14 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
         }
     };
 
+    let ways_section = match ways::measure(&target_dir().join("release/holdfast")) {
+        Ok(sweeps) => ways::table(&sweeps),
+        Err(e) => {
+            eprintln!("bench-report: held vs scoped vs naive not measured: {e}");
+            "## DMRG held vs scoped vs naive, per sweep\n\nNot measured in this run.\n".to_owned()
+        }
+    };
+
     let mut verdicts = targets::criterion_verdicts(&medians);
     let (einsum_rows, einsum_verdicts) =
         targets::einsum_verdicts(bench_doc.as_ref(), numpy_run.as_ref().map(|n| &n.medians_ms));
@@ -220,6 +230,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
         medians: &medians,
         bench_section: &bench_section,
         dmrg_section: &dmrg_section,
+        ways_section: &ways_section,
     });
     let out = options.out.unwrap_or_else(|| root.join("docs/perf/REPORT.md"));
     std::fs::write(&out, report)?;
@@ -247,6 +258,7 @@ struct Render<'a> {
     medians: &'a criterion::Medians,
     bench_section: &'a str,
     dmrg_section: &'a str,
+    ways_section: &'a str,
 }
 
 fn render(r: &Render<'_>) -> String {
@@ -342,9 +354,11 @@ fn render(r: &Render<'_>) -> String {
         complex::INSTANCES.join(", "),
         r.complex_versions.unwrap_or("numpy (not measured in this run)")
     );
-    let _ = writeln!(s, "\n## The campaign: `holdfast bench`\n");
+    let _ = writeln!(s);
     s.push_str(r.dmrg_section);
     s.push('\n');
+    s.push_str(r.ways_section);
+    let _ = writeln!(s, "\n## The campaign: `holdfast bench`\n");
     s.push_str(r.bench_section);
 
     let _ = writeln!(s, "\n## Every criterion median of this run\n");
