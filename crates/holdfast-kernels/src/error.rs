@@ -156,6 +156,12 @@ pub enum KernelError {
         /// The repeated index.
         index: usize,
     },
+    /// A step of a general contraction path names no operand.
+    #[error("path step {step} names no operand")]
+    EmptyPathStep {
+        /// Step number (0-based).
+        step: usize,
+    },
     /// A contraction path ends with more than one operand left.
     #[error("the contraction path leaves {remaining} operands; it must reduce them to one")]
     IncompletePath {

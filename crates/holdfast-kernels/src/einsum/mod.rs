@@ -1,9 +1,11 @@
 //! einsum (SPEC K5) with numpy semantics: explicit and implicit output, repeated labels
-//! (diagonals, traces), outer products, batch labels; labels are any Unicode characters except
-//! `,`, `-`, `>` and white space.
+//! (diagonals, traces), outer products, batch labels; labels are ASCII letters (numpy's), digits
+//! and any non-ASCII character (the symbols opt_einsum and the einsum-benchmark instances use
+//! past the 52 letters); ASCII punctuation and control characters are malformed.
 //!
 //! - [`einsum`] chooses a greedy path; [`einsum_with_path`] follows an opt_einsum-format path
-//!   (each pair indexes the current operand list; the result is appended).
+//!   (each pair indexes the current operand list; the result is appended); [`pairs_of_steps`]
+//!   turns opt_einsum's general paths (steps of one or more operands) into such pairs.
 //! - Each pairwise step lowers to (batched) GEMM on strided views, copying an operand only when
 //!   its labels cannot be grouped into matrix axes in place; a step with nothing to contract is
 //!   an elementwise product. Labels that only one operand has and nobody needs are summed first.
@@ -28,6 +30,7 @@ mod path;
 mod plan;
 mod planner;
 mod step;
+mod steps;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -37,6 +40,7 @@ use holdfast_tensor::{Element, Tensor, TensorRead};
 pub use key::PlanKey;
 pub use parse::{EinsumSpec, Term, parse};
 pub use plan::EinsumPlan;
+pub use steps::pairs_of_steps;
 pub use store::{FingerprintHasher, HashMapPlanCache, NoPlanCache, PlanCacheStats, PlanStore};
 
 use crate::{KernelAlloc, KernelError, Par};

@@ -74,7 +74,10 @@ impl EinsumSpec {
 ///
 /// # Errors
 ///
-/// [`KernelError::MalformedSpec`] for a stray `-` or `>`, a second `->` or a `,` in the output;
+/// [`KernelError::MalformedSpec`] for a stray `-` or `>`, a second `->`, a `,` in the output, or
+/// ASCII punctuation or a control character as a label (numpy's labels are `a-z` and `A-Z`;
+/// the symbols opt_einsum and the einsum-benchmark instances use past those, digits and
+/// non-ASCII characters, are accepted too);
 /// [`KernelError::UnknownOutputLabel`] and [`KernelError::RepeatedOutputLabel`] for a bad output.
 ///
 /// # Examples
@@ -84,6 +87,7 @@ impl EinsumSpec {
 ///
 /// let spec = parse("ëÑ,Ñ0->ë0")?;
 /// assert_eq!(spec.output_string(), "ë0");
+/// assert!(matches!(parse("i%j"), Err(KernelError::MalformedSpec { position: 1, .. })));
 /// assert!(matches!(parse("ij-k"), Err(KernelError::MalformedSpec { position: 2, .. })));
 /// assert!(matches!(parse("ij->z"), Err(KernelError::UnknownOutputLabel { label: 'z' })));
 /// # Ok::<(), KernelError>(())
@@ -107,6 +111,9 @@ pub fn parse(spec: &str) -> Result<EinsumSpec, KernelError> {
             '>' => return Err(malformed(pos, "'>' without '-'")),
             '.' => return Err(malformed(pos, "'.' outside an ellipsis '...'")),
             c if c.is_whitespace() => {}
+            c if c.is_ascii_punctuation() || c.is_ascii_control() => {
+                return Err(malformed(pos, "not a label: labels are letters, digits or non-ASCII"));
+            }
             c => {
                 let id = match labels.iter().position(|&l| l == c) {
                     Some(i) => i,

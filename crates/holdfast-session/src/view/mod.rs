@@ -321,6 +321,41 @@ impl CpuExecSession<'_> {
         self.einsum_inner(spec, operands, Some(path))
     }
 
+    /// einsum following a path in opt_einsum's general format: each step names one or more
+    /// positions in the current operand list, which are removed, contracted together, and their
+    /// result appended (a one-operand step sums that operand's own labels, or only moves it to
+    /// the end). The path runs as the equivalent pair path, planned and cached like
+    /// [`einsum_with_path`](Self::einsum_with_path)'s.
+    ///
+    /// # Errors
+    ///
+    /// As [`einsum_with_path`](Self::einsum_with_path); [`OpError::Kernel`] also for a step
+    /// naming no operand.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).build()?;
+    /// let m = Tensor::<f64>::from_vec([2, 2], vec![1.0, 1.0, 0.0, 1.0])?;
+    /// let ops = [m.read(), m.read(), m.read()];
+    /// // numpy's `optimize=['einsum_path', (1,), (0, 1, 2)]`.
+    /// let steps: [&[usize]; 2] = [&[1], &[0, 1, 2]];
+    /// let r = backend.with_backend_session(|v| v.einsum_with_steps("ij,jk,kl->il", &ops, &steps))??;
+    /// assert_eq!(r.as_slice(), &[1.0, 3.0, 0.0, 1.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn einsum_with_steps<T: Element>(
+        &mut self,
+        spec: &str,
+        operands: &[TensorRead<'_, T>],
+        steps: &[&[usize]],
+    ) -> Result<Tensor<T>, OpError> {
+        let pairs = holdfast_kernels::einsum::pairs_of_steps(operands.len(), steps)?;
+        self.einsum_inner(spec, operands, Some(&pairs))
+    }
+
     fn einsum_inner<T: Element>(
         &mut self,
         spec: &str,
