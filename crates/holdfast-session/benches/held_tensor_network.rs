@@ -8,8 +8,10 @@
 //! | `svd_direct_faer_{f64,c64}_{16,64}/R` | faer's `thin_svd` of an n×n matrix (its own allocations) |
 //! | `svd_held_{f64,c64}_{16,64}/R` | held session, `svd` (no truncation), outputs recycled to the pool |
 //!
-//! Each (direct, held) pair runs back to back, repetition `R` = 1 to 3; `cargo xtask
-//! bench-report` takes the median of the pairs' ratios.
+//! Each (direct, held) pair runs back to back, repetition `R` = 1 to 5; `cargo xtask
+//! bench-report` runs them pinned to one CPU and takes the median of the pairs' ratios (five:
+//! a small product or factorization moves between two speeds on a shared machine, and three
+//! pairs let one jump decide the median).
 //!
 //! Run: `cargo bench -p holdfast-session --bench held_tensor_network`.
 #![allow(clippy::unwrap_used, reason = "benchmark setup: a failure should stop the run loudly")]
@@ -24,7 +26,7 @@ use faer::{Accum, Mat, MatMut, MatRef, Par};
 use holdfast_session::{CpuBackend, CpuHeldSession, LinalgElement, Tensor, Truncation, c64};
 
 /// Side-by-side repetitions of each (direct, held) pair.
-const REPETITIONS: usize = 3;
+const REPETITIONS: usize = 5;
 
 fn element<T: LinalgElement>(i: usize) -> T {
     // A fixed, well-conditioned pattern: distinct values, both parts for complex types.

@@ -3,7 +3,7 @@
 //! A key is the spec string, the element type, the optional path and every operand's shape and
 //! strides (offsets are not part of it: they do not change the analysis). Building a key for a
 //! lookup borrows the spec and path and keeps the dimensions inline (up to [`INLINE_DIMS`]
-//! numbers: one rank, shape and strides per operand, so five operands of rank 6), so a lookup
+//! numbers: one rank, shape and strides per operand, so five operands of rank 5), so a lookup
 //! formats nothing and, for ordinary operands, allocates nothing. The key's 64-bit
 //! fingerprint is computed once, when the key is built; `Hash` writes only the fingerprint and
 //! `Eq` compares the full content, so a fingerprint collision is never a wrong hit.

@@ -127,8 +127,9 @@ impl<K, V> Lru<K, V> {
 
     /// The most recently used entry, when `eq` accepts it: a hit that needs no key, no hash and
     /// no reordering (it is already at the front). Counts a hit only when it matches; a caller
-    /// falls back to [`lookup`](Self::lookup) otherwise.
-    #[inline]
+    /// falls back to [`lookup`](Self::lookup) otherwise. Always inlined: the check runs on every
+    /// held einsum, and a call would pass the caller's spec and operands through memory.
+    #[inline(always)]
     pub(crate) fn lookup_front(&mut self, eq: impl FnOnce(&K, &V) -> bool) -> Option<u32> {
         let i = self.head;
         let (key, value) = self.entries.get(i as usize)?;
