@@ -14,8 +14,9 @@
 use crate::DynError;
 use crate::cmd::{cargo, run as exec};
 
-/// The DMRG run of the demo: the critical transverse-field Ising chain.
-const DMRG: &[&str] = &[
+/// The DMRG run of the demo: the critical transverse-field Ising chain, six sweeps as in the
+/// quimb comparison (`cargo xtask bench-report` times the same run).
+pub(crate) const DMRG: &[&str] = &[
     "dmrg",
     "--model",
     "tfim",
@@ -26,7 +27,7 @@ const DMRG: &[&str] = &[
     "--bond-dim",
     "16,32",
     "--sweeps",
-    "8",
+    "6",
     "--threads",
     "1",
     "--compare",

@@ -154,7 +154,11 @@ fn processes_bound_to_disjoint_cpus_each_get_their_own() {
 fn threads_union() -> CpuSet {
     let mut union = CpuSet::new();
     for task in std::fs::read_dir("/proc/self/task").unwrap() {
-        let status = std::fs::read_to_string(task.unwrap().path().join("status")).unwrap();
+        // A thread that ended between the listing and the read (a finished scoped thread) has
+        // no binding left to check.
+        let Ok(status) = std::fs::read_to_string(task.unwrap().path().join("status")) else {
+            continue;
+        };
         let list = status
             .lines()
             .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))

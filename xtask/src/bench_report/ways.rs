@@ -1,7 +1,7 @@
-//! `holdfast dmrg --compare` on the critical Ising chain (L = 64, schedule 16, 32): the time of
-//! every sweep in one held session, with a scoped entry per operation and on the naive baseline,
-//! side by side in one process pinned to one CPU at one thread, and the heap allocations the
-//! held run's calling thread made in each sweep (SPEC W5, N1).
+//! The demo's `holdfast dmrg --compare` (the critical Ising chain, L = 64, schedule 16, 32):
+//! the time of every sweep in one held session, with a scoped entry per operation and on the
+//! naive baseline, side by side in one process pinned to one CPU at one thread, and the heap
+//! allocations the held run's calling thread made in each sweep (SPEC W5, N1).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -11,27 +11,6 @@ use serde_json::Value;
 use super::quimb::json_of;
 use crate::DynError;
 use crate::cmd::pinned;
-
-/// The run's flags (the demo's DMRG, at six sweeps as in the quimb comparison).
-const ARGS: &[&str] = &[
-    "dmrg",
-    "--model",
-    "tfim",
-    "--sites",
-    "64",
-    "--field",
-    "1",
-    "--bond-dim",
-    "16,32",
-    "--sweeps",
-    "6",
-    "--cutoff",
-    "1e-12",
-    "--threads",
-    "1",
-    "--compare",
-    "--json",
-];
 
 /// One sweep: seconds held, scoped, naive; the held run's allocations (count, bytes) and its
 /// largest bond.
@@ -46,7 +25,7 @@ pub(crate) struct Sweep {
 /// Runs `holdfast` (the release program) once with `--compare`.
 pub(crate) fn measure(holdfast: &Path) -> Result<Vec<Sweep>, DynError> {
     let mut cmd = pinned(holdfast);
-    cmd.args(ARGS);
+    cmd.args(crate::demo::DMRG).arg("--json");
     parse(&json_of(cmd)?)
 }
 
@@ -78,12 +57,12 @@ pub(crate) fn table(sweeps: &[Sweep]) -> String {
     let mut s = String::from("## DMRG held vs scoped vs naive, per sweep\n\n");
     let _ = writeln!(
         s,
-        "`holdfast {}` pinned to CPU 0: the same DMRG in one held session, with a scoped entry \
+        "`holdfast {} --json` pinned to CPU 0 (the demo's run): the same DMRG in one held session, with a scoped entry \
          per operation, and on the naive baseline (a mutex around the resources locked and a \
          pool installed per operation), each way on an engine of its own from cold resources. \
          Heap allocations: made by the held run's calling thread during the sweep (the first \
          sweep's include building the MPO, the state and its environments).\n",
-        ARGS.join(" ")
+        crate::demo::DMRG.join(" ")
     );
     let _ = writeln!(
         s,

@@ -25,6 +25,18 @@ use crate::view::{CpuExecSession, OpCounters, ViewOrigin, with_view};
 mod tests;
 
 /// Why a [`NaiveBaseline`] could not be built.
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_session::{BaselineError, CpuBackend, NaiveBaseline, ResourceLimits};
+///
+/// let backend = CpuBackend::builder().threads(1).private_arbiter().build()?;
+/// let _session = backend.open_session()?;
+/// let refused = NaiveBaseline::new(&backend, ResourceLimits::default());
+/// assert!(matches!(refused, Err(BaselineError::InsideExecution)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BaselineError {
@@ -144,7 +156,6 @@ impl<'b> NaiveBaseline<'b> {
         let locked = &mut *guard;
         locked.stats.calls += 1;
         locked.stats.locks += 1;
-        locked.stats.installs += 1;
         let engine = &self.backend.engine;
         let origin = ViewOrigin { engine, owner: self.owner };
         let pool = match &self.pool {
@@ -154,6 +165,8 @@ impl<'b> NaiveBaseline<'b> {
         let Locked { resources, counters, stats } = locked;
         let before = counters.operations;
         let value = pool.install(|| {
+            // Counted where it happened: on the installed pool's thread.
+            stats.installs += 1;
             let entry = CpuOperationEntry::new(&engine.domain, engine.mode);
             with_view(resources, entry, counters, origin, f)
         });
@@ -167,6 +180,22 @@ impl<'b> NaiveBaseline<'b> {
     }
 
     /// Runs `f` on the baseline's resources (for their statistics, or to empty them).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_session::{CpuBackend, NaiveBaseline, ResourceLimits, Tensor};
+    ///
+    /// let backend = CpuBackend::builder().threads(1).private_arbiter().build()?;
+    /// let naive = NaiveBaseline::new(&backend, ResourceLimits::default())?;
+    /// let a = Tensor::<f64>::from_vec([4], vec![1.0; 4])?;
+    /// let sum = naive.with_view(|v| v.add(a.read(), a.read()))?;
+    /// naive.with_view(|v| v.recycle(sum));
+    /// assert_eq!(naive.with_resources(|r| r.buffers.stats().len), 1);
+    /// let _released = naive.with_resources(|r| r.buffers.trim());
+    /// assert_eq!(naive.with_resources(|r| r.buffers.stats().len), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn with_resources<R>(&self, f: impl FnOnce(&mut EngineResources) -> R) -> R {
         f(&mut self.lock().resources)
     }
