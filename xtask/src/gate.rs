@@ -31,10 +31,11 @@ pub(crate) fn run_gate(quick: bool) -> Result<(), DynError> {
     lint.args(ndarray).args(["--all-targets", "--", "-D", "warnings"]);
     exec(lint)?;
     exec(with_args(with_args(cargo(), &["test"]), &ndarray))?;
-    // The loom model of the arbiter core (FIFO, no lost wake-up, exactly-once release), in its
-    // own target directory so the normal build is not invalidated by `--cfg loom`.
-    let mut loom =
-        with_args(cargo(), &["test", "-p", "holdfast-arbiter", "--release", "--lib", "loom"]);
+    // The loom models of the arbiter core (FIFO, no lost wake-up, exactly-once release) and of
+    // the provider's lane crew (hand-off, close, panics, wake-ups), in their own target directory
+    // so the normal build is not invalidated by `--cfg loom`.
+    let mut loom = with_args(cargo(), &["test", "--release", "--lib"]);
+    loom.args(["-p", "holdfast-arbiter", "-p", "holdfast-provider", "loom"]);
     let loom_target = crate::cmd::workspace_root().join("target").join("loom");
     loom.env("RUSTFLAGS", "--cfg loom")
         .env("LOOM_MAX_PREEMPTIONS", "2")

@@ -1,4 +1,4 @@
-//! `cargo xtask sanitize`: the arbiter, resources, session and kernels test suites under
+//! `cargo xtask sanitize`: the arbiter, provider, resources, session and kernels test suites under
 //! AddressSanitizer and ThreadSanitizer (nightly toolchain), and valgrind memcheck on the tests of
 //! the kernels' `unsafe` blocks (SPEC B6; Miri cannot be installed on this project's machines).
 //!
@@ -36,8 +36,13 @@ const TARGET: &str = "x86_64-unknown-linux-gnu";
 
 /// The crates whose tests run under the sanitizers: every crate with synchronisation, resource
 /// accounting or `unsafe` code.
-const CRATES: &[&str] =
-    &["holdfast-arbiter", "holdfast-resources", "holdfast-session", "holdfast-kernels"];
+const CRATES: &[&str] = &[
+    "holdfast-arbiter",
+    "holdfast-provider",
+    "holdfast-resources",
+    "holdfast-session",
+    "holdfast-kernels",
+];
 
 /// Test names skipped under the nightly toolchain: trybuild snapshots of the stable compiler.
 const SKIP: &[&str] = &["session_compile_contracts"];

@@ -2,8 +2,10 @@
 //!
 //! It runs the ignored test `soak` of `crates/holdfast-session/tests/session_soak.rs` in release:
 //! worker threads open, use, close and drop sessions, scoped entries and shared scopes on two
-//! engines over the same CPUs, with injected panics, checked results and a deadlock watchdog (the
-//! driver and its invariants are documented in `tests/soak/mod.rs`). The short variant of the
+//! engines over the same CPUs, run real and complex operations, factorizations, refused bad
+//! inputs (faer's non-convergence on NaN among them), phase leases and management calls, with
+//! injected panics and lane errors, checked results and a deadlock watchdog (the driver and its
+//! invariants are documented in `tests/soak/mod.rs`). The short variant of the
 //! same driver runs in the normal test suite, so in CI.
 //!
 //! Usage: `cargo xtask soak [--seconds N] [--threads LIST] [--seed S]`. `--seconds` (default 60)

@@ -38,6 +38,7 @@ mod domain;
 mod entry;
 mod error;
 mod lanes;
+mod sync;
 mod thresholds;
 
 pub use domain::CpuDomain;

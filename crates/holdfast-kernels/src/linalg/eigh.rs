@@ -18,7 +18,9 @@ use crate::{KernelAlloc, KernelError, Par};
 /// # Errors
 ///
 /// [`KernelError::NotSquare`] unless `a` is a square matrix; [`KernelError::NoConvergence`]
-/// when faer's iteration does not converge.
+/// when faer's iteration does not converge. A NaN in the lower triangle is not an error: it
+/// comes out in the eigenvalues, as with numpy's `eigh` (an SVD of it does fail, in numpy and
+/// in [`svd`](fn@crate::linalg::svd)).
 ///
 /// # Examples
 ///

@@ -22,32 +22,36 @@
 //!
 //! 1. The caller writes the job (and resets `remaining`) only when no worker can read it: before
 //!    the first run, or after it read `remaining == 0` (`Acquire`) at the end of the previous run.
-//! 2. It then stores the new generation (`SeqCst`, which includes `Release`).
-//! 3. A worker reads that generation (`Acquire`, or `SeqCst` on its park re-check) before it
-//!    reads the job, so it sees the job and `remaining` of this run.
+//! 2. It then stores the new generation (`Release`).
+//! 3. A worker reads that generation (`Acquire`) before it reads the job, so it sees the job and
+//!    `remaining` of this run.
 //! 4. The worker calls the closure, writes its result slot, then decrements `remaining`
-//!    (`SeqCst` read-modify-write, which includes `Release`); after that it touches nothing of the
-//!    run (only the crew, which outlives every worker's loop).
+//!    (`Release` read-modify-write); after that it touches nothing of the run (only the crew,
+//!    which outlives every worker's loop).
 //! 5. The caller reads `remaining == 0` (`Acquire`): the decrements form one release sequence, so
 //!    every worker's closure call and slot write happen-before the caller's return, its reads of
 //!    the slots and its next write of the job.
 //!
 //! Sleeping and waking follow [`Sleeper`]'s protocol: the generation store and the `remaining`
-//! decrement are the `SeqCst` condition writes that precede the wakes.
+//! decrement are the condition writes that precede the wakes ([`wake_all`] and
+//! [`Sleeper::wake`] put the protocol's `SeqCst` fence after them).
+//!
+//! The model-checking build checks this chain ([`crate::sync`]; `loom_tests.rs`): every access
+//! to the job cell and the result slots is a tracked cell access, so an overlap is a reported
+//! data race, and a lost wake-up is a reported deadlock.
 
 use std::any::Any;
-use std::cell::UnsafeCell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::sleeper::Sleeper;
+use super::sleeper::{Sleeper, wake_all};
+use crate::sync::{AtomicUsize, Ordering, UnsafeCell};
 
 /// The generation that tells every worker to leave the crew.
 const CLOSED: usize = usize::MAX;
 
 /// A value on a cache line of its own: the caller-written generation, the worker-written
 /// `remaining` and each worker's sleeper do not share lines.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 #[repr(align(128))]
 struct Padded<T>(T);
 
@@ -118,7 +122,7 @@ impl<R> LaneSlot<R> {
     /// run's join.
     unsafe fn put(&self, value: std::thread::Result<R>) {
         // SAFETY: exclusive access per the function's contract (one writer, no reader yet).
-        unsafe { *self.0.get() = Some(value) };
+        self.0.with_mut(|slot| unsafe { *slot = Some(value) });
     }
 
     fn into_inner(self) -> Option<std::thread::Result<R>> {
@@ -167,7 +171,7 @@ impl Crew {
             remaining: Padded(AtomicUsize::new(0)),
             job: JobCell(UnsafeCell::new(None)),
             caller: Padded(Sleeper::for_current()),
-            workers: (1..lanes.max(1)).map(|_| Padded(Sleeper::default())).collect(),
+            workers: (1..lanes.max(1)).map(|_| Padded(Sleeper::new())).collect(),
         }
     }
 
@@ -186,8 +190,8 @@ impl Crew {
         me.register();
         let mut seen = 0;
         loop {
-            let generation = me.wait_for(|order| {
-                let g = self.generation.0.load(order);
+            let generation = me.wait_for(|| {
+                let g = self.generation.0.load(Ordering::Acquire);
                 (g != seen).then_some(g)
             });
             if generation == CLOSED {
@@ -196,10 +200,10 @@ impl Crew {
             seen = generation;
             let bomb = AbortOnUnwind;
             // SAFETY: step 3 of the module's chain: this worker read the run's generation with
-            // Acquire/SeqCst, which synchronizes with the caller's SeqCst store made after it
-            // wrote the job; the caller writes the job again only after this worker's decrement
-            // below, so the read does not race.
-            let job = unsafe { *self.job.0.get() };
+            // Acquire, which synchronizes with the caller's Release store made after it wrote the
+            // job; the caller writes the job again only after this worker's decrement below, so
+            // the read does not race.
+            let job = self.job.0.with(|job| unsafe { *job });
             if let Some(job) = job {
                 // SAFETY: the run that published `job` waits for this worker's decrement below
                 // before it returns, so the closure behind `job.data` is alive for the call;
@@ -207,7 +211,7 @@ impl Crew {
                 unsafe { (job.call)(job.data, lane) };
             }
             // Step 4: report done; nothing of the run is touched after this.
-            if self.remaining.0.fetch_sub(1, Ordering::SeqCst) == 1 {
+            if self.remaining.0.fetch_sub(1, Ordering::Release) == 1 {
                 self.caller.0.wake();
             }
             std::mem::forget(bomb);
@@ -235,17 +239,15 @@ impl Crew {
         };
         {
             // SAFETY: step 1 of the module's chain: no worker reads the job now: before the first
-            // run none has seen a
-            // generation, and after a run the caller read `remaining == 0` (Acquire) in the
-            // previous run's join, which happens-after every worker's last read of the job.
-            unsafe { *self.job.0.get() = Some(Job::erase(&body)) };
+            // run none has seen a generation, and after a run the caller read `remaining == 0`
+            // (Acquire) in the previous run's join, which happens-after every worker's last read
+            // of the job.
+            self.job.0.with_mut(|job| unsafe { *job = Some(Job::erase(&body)) });
             self.remaining.0.store(lanes - 1, Ordering::Relaxed);
             let next = (self.generation.0.load(Ordering::Relaxed) + 1) % CLOSED;
-            // Step 2: publish (Release for the job and `remaining`; SeqCst for the wake-up).
-            self.generation.0.store(next, Ordering::SeqCst);
-            for worker in &self.workers {
-                worker.0.wake();
-            }
+            // Step 2: publish (Release for the job and `remaining`), then wake.
+            self.generation.0.store(next, Ordering::Release);
+            wake_all(self.workers.iter().map(|worker| &worker.0));
             // Joins the workers even if lane 0 (or anything here) unwinds: `body` and `slots`
             // must outlive every worker's use of them.
             let _join = JoinOnDrop(self);
@@ -256,10 +258,8 @@ impl Crew {
 
     /// Tells every worker to leave the crew. Called once, when no run is in progress.
     pub(super) fn close(&self) {
-        self.generation.0.store(CLOSED, Ordering::SeqCst);
-        for worker in &self.workers {
-            worker.0.wake();
-        }
+        self.generation.0.store(CLOSED, Ordering::Release);
+        wake_all(self.workers.iter().map(|worker| &worker.0));
     }
 }
 
@@ -269,8 +269,8 @@ struct JoinOnDrop<'c>(&'c Crew);
 impl Drop for JoinOnDrop<'_> {
     fn drop(&mut self) {
         let crew = self.0;
-        // Step 5: Acquire (or SeqCst on the park re-check) of the last decrement.
-        crew.caller.0.wait_for(|order| (crew.remaining.0.load(order) == 0).then_some(()));
+        // Step 5: Acquire of the last decrement.
+        crew.caller.0.wait_for(|| (crew.remaining.0.load(Ordering::Acquire) == 0).then_some(()));
     }
 }
 

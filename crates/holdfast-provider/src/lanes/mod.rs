@@ -47,6 +47,8 @@
 //! and released with `Release`.
 
 mod crew;
+#[cfg(all(test, loom))]
+mod loom_tests;
 mod sleeper;
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,7 @@
 //! The soak driver shared by the short soak (normal test suite) and the long one
 //! (`cargo xtask soak`): N worker threads hammer two engines over the same CPUs with random
-//! entries, checked operations and injected panics, while a watchdog bounds the run.
+//! entries, checked operations (real and complex, factorizations, refusals), phase leases and
+//! injected panics and lane errors, while a watchdog bounds the run.
 //!
 //! Invariants, checked continuously (by the workers) and at the end (by [`run`]):
 //!
@@ -12,6 +13,12 @@
 //!   retained bytes never exceed the retention limit (sampled after releases and at the end);
 //! - **exactly-once return**: each engine's resource returns equal its checkouts;
 //! - **results correct**: every operation's output matches a reference within 1e-12 relative;
+//!   every factorization satisfies its identities within 1e-10 of the input's norm; every bad
+//!   input (a NaN that faer cannot converge on, a malformed spec, mismatched shapes, a bad
+//!   bipartition) is refused with its typed error ([`tn`]);
+//! - **lane failures reported**: an injected lane error comes back as that lane's
+//!   `PhaseRunError::Lane`, an injected lane panic is resumed after the join, and the phase runs
+//!   again at once;
 //! - **panics survived**: each injected panic is caught with its own payload, and the session
 //!   (or the next one) keeps running correct operations.
 
@@ -22,6 +29,7 @@ pub mod recycle;
 pub mod reference;
 pub mod rng;
 pub mod shared;
+pub mod tn;
 pub mod worker;
 
 use std::sync::Arc;
@@ -98,7 +106,8 @@ impl Report {
             INJECTED.iter().zip(&t.panics).map(|(k, n)| format!("{k:?} {n}")).collect();
         format!(
             "soak: {} threads, {:.1} s, seed {:#x}\n\
-             \x20 operations        {} checked ({:.0} ops/s)\n\
+             \x20 operations        {} checked ({:.0} ops/s); tensor-network cases {}\n\
+             \x20 phase leases      {} runs checked ({} with an injected lane error)\n\
              \x20 held sessions     {} opened ({} closed, {} dropped); try refused {}, deadline timeouts {}\n\
              \x20 scoped entries    {} (in {} shared scopes); child entries {}; stale-child refusals {}\n\
              \x20 re-entry refused  {}; management {} ok / {} busy\n\
@@ -111,6 +120,9 @@ impl Report {
             self.config.seed,
             t.operations,
             self.ops_per_second(),
+            t.tn_operations,
+            t.phase_runs,
+            t.lane_errors,
             t.held_opens,
             t.closes,
             t.drops,

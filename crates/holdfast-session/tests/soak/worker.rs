@@ -1,6 +1,7 @@
 //! One soak worker: a loop of random entries (held sessions opened by wait, try or deadline;
 //! scoped entries; shared scopes; management calls; stale child handles), random checked
-//! operations inside them, and injected panics, until the run's end.
+//! operations inside them (real, complex, factorizations, refusals), phase leases whose lanes run
+//! checked operations, and injected panics and lane errors, until the run's end.
 //!
 //! Every expectation that fails returns an `Err` naming it; the worker then stops and the run
 //! fails. Injected panics carry an [`Injected`] payload; any other panic is a failure.
@@ -21,6 +22,7 @@ use super::cases::{Case, Mix};
 use super::histogram::Histogram;
 use super::rng::Rng;
 use super::shared::{Engine, Phase, Shared};
+use super::tn::TnCase;
 
 /// Where a panic was injected (the payload of every injected panic).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,17 +40,23 @@ pub enum Injected {
     InScope,
     /// Unwinding through a whole held session (the drop path releases it).
     ThroughSession,
+    /// In a phase lane, after its operations (resumed by the run after every lane joined).
+    InLane,
 }
 
 /// Kinds of [`Injected`], in report order.
-pub const INJECTED: [Injected; 6] = [
+pub const INJECTED: [Injected; 7] = [
     Injected::AfterOp,
     Injected::RecycleOnUnwind,
     Injected::InChild,
     Injected::InScoped,
     Injected::InScope,
     Injected::ThroughSession,
+    Injected::InLane,
 ];
+
+/// The error an injected lane failure returns.
+const LANE_ERROR: &str = "injected lane error";
 
 /// The worker's knobs.
 #[derive(Debug, Clone, Copy)]
@@ -74,6 +82,11 @@ pub struct WorkerStats {
     pub management_busy: u64,
     pub closes: u64,
     pub drops: u64,
+    /// Tensor-network cases run and checked (complex, factorizations, refusals).
+    pub tn_operations: u64,
+    /// Phase-lease runs (each running every lane), and those with an injected lane error.
+    pub phase_runs: u64,
+    pub lane_errors: u64,
     pub panics: [u64; INJECTED.len()],
     pub admission_wait: Histogram,
 }
@@ -93,6 +106,9 @@ impl WorkerStats {
         self.management_busy += o.management_busy;
         self.closes += o.closes;
         self.drops += o.drops;
+        self.tn_operations += o.tn_operations;
+        self.phase_runs += o.phase_runs;
+        self.lane_errors += o.lane_errors;
         for (a, b) in self.panics.iter_mut().zip(&o.panics) {
             *a += b;
         }
@@ -293,6 +309,14 @@ impl<'a> Worker<'a> {
         for _ in 0..self.rng.range(1, 8) {
             self.shared.tick(self.id);
             self.session_op(session)?;
+            if self.rng.chance(150) {
+                let case = TnCase::random(&mut self.rng);
+                session.with_session(|v| case.run_checked(v))?;
+                self.stats.tn_operations += 1;
+            }
+            if self.rng.chance(30) {
+                self.phase_run(session)?;
+            }
             let retained = session.stats().buffer_retained_bytes;
             ensure!(
                 retained <= engine.retention_limit as u64,
@@ -373,6 +397,59 @@ impl<'a> Worker<'a> {
                 self.stats.count_panic(kind);
                 Ok(())
             }
+        }
+    }
+
+    /// One phase-lease run: every lane runs a few checked operations on its own resources; one
+    /// lane may return an injected error (the run reports that lane) or panic (the run resumes
+    /// the panic after joining every lane). Either way the phase runs again at once, and the
+    /// session's own operations go on after it.
+    fn phase_run(&mut self, session: &mut CpuHeldSession<'_>) -> Result<(), String> {
+        let seed = self.rng.next_u64();
+        let ops_per_lane = self.rng.range(1, 3);
+        let failing = self.rng.chance(150).then(|| self.rng.below(8));
+        let panicking = failing.is_none() && self.panic_now();
+        let lane_mix = Mix { large_per_mille: 0, child_per_mille: 0 };
+        let body = |lane: usize, view: &mut holdfast_session::PhaseLane<'_, '_>| {
+            let mut rng = Rng::new(seed ^ (lane as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            for _ in 0..ops_per_lane {
+                let case = Case::random(&mut rng, lane_mix);
+                let out = case.run_checked(view)?;
+                view.recycle(out);
+            }
+            if failing.is_some_and(|f| f % view.lanes() == lane) {
+                return Err(LANE_ERROR.to_owned());
+            }
+            if panicking && lane + 1 == view.lanes() {
+                inject(Injected::InLane);
+            }
+            Ok(())
+        };
+        let outcome = expect_injected(Injected::InLane, || {
+            session.phase(|phase| {
+                let first = phase.run(body);
+                let again = phase.run(|_, _| Ok::<(), String>(()));
+                (first, again, phase.lanes())
+            })
+        })?;
+        self.stats.phase_runs += 1;
+        let Some(phased) = outcome else {
+            ensure!(panicking, "a phase lane panicked without an injected panic");
+            self.stats.count_panic(Injected::InLane);
+            return Ok(());
+        };
+        let (first, again, lanes) = phased.map_err(|e| format!("phase refused: {e}"))?;
+        ensure!(!panicking, "the injected lane panic was not resumed");
+        again.map_err(|e| format!("the phase did not run again after a failed run: {e}"))?;
+        match (first, failing) {
+            (Ok(()), None) => Ok(()),
+            (Err(holdfast_session::PhaseRunError::Lane { lane, error, .. }), Some(f))
+                if error == LANE_ERROR && lane == f % lanes =>
+            {
+                self.stats.lane_errors += 1;
+                Ok(())
+            }
+            (other, _) => Err(format!("phase run (injected failure {failing:?}): {other:?}")),
         }
     }
 
