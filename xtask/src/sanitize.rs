@@ -194,19 +194,26 @@ fn suites(step: Step) -> Result<(), DynError> {
     exec(cmd)
 }
 
-/// `-Zbuild-std` needs the standard library's sources in the nightly toolchain.
+/// `-Zbuild-std` needs the standard library's sources in the nightly toolchain: installed here
+/// (once, by rustup) when missing, as a fresh machine lacks them.
 fn ensure_rust_src() -> Result<(), DynError> {
     let out = Command::new("rustup")
         .args(["component", "list", "--toolchain", "nightly", "--installed"])
         .output()
         .map_err(|e| format!("could not run rustup: {e}"))?;
     if String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim().starts_with("rust-src")) {
-        Ok(())
-    } else {
-        Err("ThreadSanitizer rebuilds the standard library (-Zbuild-std): \
-             run `rustup component add rust-src --toolchain nightly` once"
-            .into())
+        return Ok(());
     }
+    let mut add = Command::new("rustup");
+    add.args(["component", "add", "rust-src", "--toolchain", "nightly"]);
+    eprintln!("$ rustup component add rust-src --toolchain nightly");
+    exec(add).map_err(|e| -> DynError {
+        format!(
+            "ThreadSanitizer rebuilds the standard library (-Zbuild-std), which needs the nightly \
+             `rust-src` component, and installing it failed: {e}"
+        )
+        .into()
+    })
 }
 
 /// Every suppression must name a standard-library frame and carry a `# reason:` line above it.
