@@ -356,7 +356,7 @@ fn check_contraction(
     expected(im).check(&format!("{what} (imaginary part)"), out.shape(), &got_im)
 }
 
-/// The first `rows × cols` identity check: `‖x - y‖ ≤ FACTOR_RTOL · (1 + scale)`.
+/// `‖x - y‖ ≤ FACTOR_RTOL · (1 + scale)` (Frobenius norm), else an error naming `label`.
 fn close(what: &str, label: &str, x: &[c64], y: &[c64], scale: f64) -> Result<(), String> {
     if x.len() != y.len() {
         return Err(format!("{what}: {label}: {} values against {}", x.len(), y.len()));
