@@ -65,6 +65,26 @@ fn keys_differ_by_content() {
     assert_ne!(k.fingerprint(), PlanKey::new("ji->j", &[a.read()], None).fingerprint());
 }
 
+/// `matches` agrees with key equality for specs of every length from 0 to 40 bytes, with one
+/// byte changed at each position in turn (the short-spec compare reads words from both ends).
+#[test]
+fn recent_match_sees_every_spec_byte() {
+    let a = Tensor::<f64>::zeros([2]);
+    for n in 0..=40 {
+        let spec: String = (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+        let key = PlanKey::new(&spec, &[a.read()], None).into_owned();
+        assert!(key.matches(&spec, &[a.read()], None), "length {n}");
+        for at in 0..n {
+            let mut other = spec.clone().into_bytes();
+            other[at] = b'Z';
+            let other = String::from_utf8(other).unwrap();
+            assert!(!key.matches(&other, &[a.read()], None), "length {n}, byte {at}");
+        }
+        let longer = format!("{spec}a");
+        assert!(!key.matches(&longer, &[a.read()], None), "length {n} + 1");
+    }
+}
+
 /// Dense row-major `[d0, d1, d2]` values `f(i, j, k)`.
 fn cube(d: [usize; 3], f: impl Fn(usize, usize, usize) -> f64) -> Tensor<f64> {
     let mut v = Vec::with_capacity(d[0] * d[1] * d[2]);
