@@ -1,6 +1,6 @@
 //! `holdfast bench` end to end on the built binary: a small campaign (one add and one matmul
 //! case, one round) in both output forms, the Markdown and JSON reports, the M2 counters of the
-//! held session, and one-line errors for bad arguments.
+//! held session (also over the 32 × 32 factorizations), and one-line errors for bad arguments.
 
 mod support;
 
@@ -63,20 +63,7 @@ fn bench_writes_markdown_and_json_reports() {
         let held = &case["ways"]["held"];
         assert!(held["warm_median_ns"].as_f64().unwrap() > 0.0, "{held}");
         assert!(held["cold_median_ns"].as_f64().unwrap() > 0.0, "{held}");
-        // SPEC M2 on a warm held operation: no lock, no install, no plan preparation, no
-        // allocation, every buffer from the pool.
-        let c = &held["counters"];
-        assert!(c["ops"].as_u64().unwrap() > 0, "{c}");
-        for zero in [
-            "slot_locks",
-            "arbiter_locks",
-            "pool_installs",
-            "plan_preparations",
-            "allocations",
-            "buffer_misses",
-        ] {
-            assert_eq!(c[zero], 0, "{zero} in {c}");
-        }
+        assert_held_counts_nothing(held);
         // The other ways pay what the held session does not.
         let scoped = &case["ways"]["scoped"]["counters"];
         assert!(scoped["slot_locks"].as_u64().unwrap() >= scoped["ops"].as_u64().unwrap());
@@ -89,6 +76,47 @@ fn bench_writes_markdown_and_json_reports() {
     assert!(markdown.contains("| case | direct | held | scoped | naive |"), "{markdown}");
     assert!(markdown.contains("Checks on warm held operations"), "{markdown}");
     assert!(markdown.contains("retains up to 1024 MiB"), "{markdown}");
+}
+
+/// SPEC M2 on a warm held operation: no lock, no install, no plan preparation, no allocation,
+/// every buffer from the pool.
+fn assert_held_counts_nothing(held: &serde_json::Value) {
+    let c = &held["counters"];
+    assert!(c["ops"].as_u64().is_some_and(|n| n > 0), "{c}");
+    for zero in [
+        "slot_locks",
+        "arbiter_locks",
+        "pool_installs",
+        "plan_preparations",
+        "allocations",
+        "buffer_misses",
+    ] {
+        assert_eq!(c[zero], 0, "{zero} in {c}");
+    }
+}
+
+/// SPEC T4 in the campaign: a warm held SVD, QR and eigh of a 32 × 32 matrix allocate nothing
+/// on the calling thread, take no lock and install no pool, and the four ways agree.
+#[test]
+fn bench_counts_the_factorizations() {
+    let mut args = SMALL.to_vec();
+    args[3] = "/32";
+    args.extend(["--threads", "1,all", "--json"]);
+    let run = holdfast(&args);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["agree"], true);
+    for setting in report["settings"].as_array().unwrap() {
+        let cases = setting["cases"].as_array().unwrap();
+        let names: Vec<&str> = cases.iter().map(|c| c["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["svd/32", "qr/32", "eigh/32"]);
+        for case in cases {
+            assert_eq!(case["family"], "linalg");
+            assert_held_counts_nothing(&case["ways"]["held"]);
+        }
+    }
+    let checks = report["checks"].as_array().unwrap();
+    assert!(checks.iter().all(|c| c["met"] == true), "{checks:?}");
 }
 
 #[test]

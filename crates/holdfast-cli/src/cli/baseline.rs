@@ -12,15 +12,17 @@
 use std::num::NonZeroUsize;
 
 use holdfast::layers::kernels::einsum::einsum_cached;
-use holdfast::layers::kernels::{KernelAlloc, KernelError, Par, elementwise};
+use holdfast::layers::kernels::linalg::{self, LinalgScratch};
+use holdfast::layers::kernels::{Family, KernelAlloc, KernelError, Par, elementwise};
+use holdfast::layers::provider::threshold;
 use holdfast::layers::resources::{
     BufferPoolLoan, EinsumPlanCache, EngineResources, GemmAnalysisCache,
 };
 use holdfast::layers::session::NaiveBaseline;
-use holdfast::{CpuBackend, ResourceLimits, Tensor};
+use holdfast::{CpuBackend, ResourceLimits, Tensor, Truncation};
 
 use super::error::CliError;
-use super::exec::{Exec, Op, Step, apply_in_view, update_in_view};
+use super::exec::{Exec, Factorization, Op, Step, apply_in_view, update_in_view};
 
 /// The kernels' parallelism argument for a thread budget.
 pub(crate) fn par_for(threads: usize) -> Par {
@@ -30,25 +32,64 @@ pub(crate) fn par_for(threads: usize) -> Par {
     }
 }
 
-/// `op` by calling the kernels directly, plans from the caches, outputs from `loan`.
+/// `op` by calling the kernels directly, plans from the caches, outputs and the factors a
+/// factorization does not keep from `loan` (and back to it).
 fn run_kernel(
     op: Op<'_>,
-    gemm: &mut GemmAnalysisCache,
-    plans: &mut EinsumPlanCache,
-    loan: &mut BufferPoolLoan<'_>,
+    resources: &mut ResourcesInLoan<'_, '_>,
     par: Par,
 ) -> Result<Tensor<f64>, KernelError> {
+    let ResourcesInLoan { gemm, plans, linalg: scratch, loan } = resources;
     match op {
-        Op::Add(a, b) => elementwise::add(a.read(), b.read(), loan, par),
+        Op::Add(a, b) => elementwise::add(a.read(), b.read(), &mut **loan, par),
         Op::Matmul(a, b) => {
             let (a, b) = (a.read(), b.read());
             let plan = gemm.get_or_prepare(a.layout(), b.layout())?;
-            plan.execute(&a, &b, loan, par)
+            plan.execute(&a, &b, &mut **loan, par)
         }
         Op::Einsum { spec, operands, path } => {
-            einsum_cached(spec, operands, path, plans, loan, par)
+            einsum_cached(spec, operands, path, &mut **plans, &mut **loan, par)
+        }
+        Op::Factor(which, a) => {
+            let par = factor_par(which, a, par);
+            let loan = &mut **loan;
+            match which {
+                Factorization::Svd => {
+                    let f = linalg::svd(a.read(), &[0], Truncation::none(), scratch, loan, par)?;
+                    loan.give(f.u.into_parts().0);
+                    loan.give(f.vh.into_parts().0);
+                    Ok(f.s)
+                }
+                Factorization::Qr => {
+                    let (q, r) = linalg::qr(a.read(), &[0], scratch, loan, par)?;
+                    loan.give(q.into_parts().0);
+                    Ok(r)
+                }
+                Factorization::Eigh => {
+                    let (w, v) = linalg::eigh(a.read(), scratch, loan, par)?;
+                    loan.give(v.into_parts().0);
+                    Ok(w)
+                }
+            }
         }
     }
+}
+
+/// The parallelism a session gives `which` of `a`: its GEMM route at the factorization's
+/// [`factor_flops`](linalg::factor_flops), serial below the GEMM family's threshold.
+fn factor_par(which: Factorization, a: &Tensor<f64>, par: Par) -> Par {
+    let &[m, n] = a.shape() else { return par };
+    let flops = linalg::factor_flops(m, n);
+    let flops = if which == Factorization::Eigh { flops.saturating_mul(2) } else { flops };
+    if flops < threshold(Family::Gemm) { Par::Seq } else { par }
+}
+
+/// The resources one direct call uses, with the pool lent out.
+struct ResourcesInLoan<'r, 'l> {
+    gemm: &'r mut GemmAnalysisCache,
+    plans: &'r mut EinsumPlanCache,
+    linalg: &'r mut LinalgScratch,
+    loan: &'r mut BufferPoolLoan<'l>,
 }
 
 /// Runs `op` on `resources` under one loan and stores the result in `out`, giving the tensor
@@ -59,9 +100,19 @@ fn apply_on(
     out: &mut Option<Tensor<f64>>,
     par: Par,
 ) -> Result<(), CliError> {
-    let EngineResources { buffers, gemm_analysis_cache, indexed_plan_cache, .. } = resources;
+    let EngineResources { buffers, gemm_analysis_cache, indexed_plan_cache, linalg, .. } =
+        resources;
     let mut loan = buffers.loan();
-    let next = run_kernel(op, gemm_analysis_cache, indexed_plan_cache, &mut loan, par);
+    let next = run_kernel(
+        op,
+        &mut ResourcesInLoan {
+            gemm: gemm_analysis_cache,
+            plans: indexed_plan_cache,
+            linalg,
+            loan: &mut loan,
+        },
+        par,
+    );
     loan.finish();
     if let Some(old) = out.replace(next?) {
         buffers.give(old.into_parts().0);

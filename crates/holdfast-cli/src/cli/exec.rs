@@ -8,7 +8,9 @@
 //! **same** entry as the operation, so the ways do identical numerical work and differ only in
 //! what entering costs.
 
-use holdfast::{CpuBackend, CpuExecSession, CpuHeldSession, OpError, Tensor, TensorRead};
+use holdfast::{
+    CpuBackend, CpuExecSession, CpuHeldSession, OpError, Tensor, TensorRead, Truncation,
+};
 
 use super::error::CliError;
 
@@ -28,6 +30,36 @@ pub(crate) enum Op<'a> {
         /// An opt_einsum-format path, or `None` for the greedy one.
         path: Option<&'a [(usize, usize)]>,
     },
+    /// A factorization of a matrix (its rows against its columns).
+    Factor(Factorization, &'a Tensor<f64>),
+}
+
+/// Which factorization an [`Op::Factor`] runs, and which of its outputs it keeps: the others go
+/// back to the pool in the same entry, as a tensor-network code gives back the factor it has
+/// absorbed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Factorization {
+    /// The full thin SVD (no truncation); keeps the singular values.
+    Svd,
+    /// The thin QR decomposition; keeps `r`.
+    Qr,
+    /// The Hermitian eigendecomposition (lower triangle read); keeps the eigenvalues.
+    Eigh,
+}
+
+impl Factorization {
+    /// Every factorization, in the order of the campaign's cases.
+    pub(crate) const ALL: [Factorization; 3] =
+        [Factorization::Svd, Factorization::Qr, Factorization::Eigh];
+
+    /// The name in tables (`svd`, `qr`, `eigh`).
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            Factorization::Svd => "svd",
+            Factorization::Qr => "qr",
+            Factorization::Eigh => "eigh",
+        }
+    }
 }
 
 /// One operation of a workload, applied to an accumulator.
@@ -88,6 +120,22 @@ pub(crate) fn run_in_view(
             view.einsum_with_path(spec, operands, path)
         }
         Op::Einsum { spec, operands, path: None } => view.einsum(spec, operands),
+        Op::Factor(Factorization::Svd, a) => {
+            let f = view.svd(a.read(), &[0], Truncation::none())?;
+            view.recycle(f.u);
+            view.recycle(f.vh);
+            Ok(f.s)
+        }
+        Op::Factor(Factorization::Qr, a) => {
+            let (q, r) = view.qr(a.read(), &[0])?;
+            view.recycle(q);
+            Ok(r)
+        }
+        Op::Factor(Factorization::Eigh, a) => {
+            let (w, v) = view.eigh(a.read())?;
+            view.recycle(v);
+            Ok(w)
+        }
     }
 }
 

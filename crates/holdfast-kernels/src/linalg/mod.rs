@@ -44,6 +44,23 @@ pub use truncation::Truncation;
 
 use holdfast_tensor::Element;
 
+/// The approximate flop count of a dense factorization of an `m × n` matrix, `4·m·n·min(m, n)`
+/// (saturating at `u64::MAX`): the size by which a session routes a factorization, serially
+/// below the GEMM family's fan-out threshold (an eigendecomposition counts twice its square).
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_kernels::linalg::factor_flops;
+///
+/// assert_eq!(factor_flops(32, 32), 4 * 32 * 32 * 32);
+/// assert_eq!(factor_flops(2, 100), 4 * 2 * 100 * 2);
+/// assert_eq!(factor_flops(usize::MAX, 2), u64::MAX);
+/// ```
+pub fn factor_flops(m: usize, n: usize) -> u64 {
+    4u64.saturating_mul(m as u64).saturating_mul(n as u64).saturating_mul(m.min(n) as u64)
+}
+
 /// An element type faer can factor: holdfast's [`Element`] with faer's scalar traits.
 ///
 /// # Examples

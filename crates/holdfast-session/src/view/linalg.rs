@@ -5,7 +5,7 @@
 //! GEMM route (its size the factorization's approximate flop count), so a small factorization
 //! never installs the pool and a warm one allocates nothing on the calling thread.
 
-use holdfast_kernels::linalg::{self, LinalgElement, LinalgScratch, Svd, Truncation};
+use holdfast_kernels::linalg::{self, LinalgElement, LinalgScratch, Svd, Truncation, factor_flops};
 use holdfast_kernels::{Family, KernelError, Par, permute};
 use holdfast_resources::BufferPoolLoan;
 use holdfast_tensor::{Element, Tensor, TensorError, TensorRead};
@@ -13,11 +13,6 @@ use smallvec::SmallVec;
 
 use super::{CpuExecSession, check_access};
 use crate::OpError;
-
-/// Approximate flops of a dense factorization of an `m × n` matrix: `4·m·n·min(m, n)`.
-fn factor_flops(m: usize, n: usize) -> u64 {
-    4u64.saturating_mul(m as u64).saturating_mul(n as u64).saturating_mul(m.min(n) as u64)
-}
 
 /// `(m, n)` of `a` read over `left_axes` (axes out of range count as 1: the kernel rejects them).
 fn sides<T: Element>(a: &TensorRead<'_, T>, left_axes: &[usize]) -> (usize, usize) {

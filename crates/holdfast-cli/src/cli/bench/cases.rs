@@ -1,5 +1,6 @@
 //! The campaign's cases (SPEC M3): f64 add of 2 and 1024 elements, square matmul of 2, 4, 8,
-//! 16, 64 and 256, and every einsum-benchmark instance end to end on its `opt_flops` path.
+//! 16, 64 and 256, SVD, QR and eigh of a 32 × 32 matrix (SPEC T4), and every einsum-benchmark
+//! instance end to end on its `opt_flops` path.
 //!
 //! Invariant: operands are generated from a fixed seed, so two runs measure the same numbers,
 //! and a case owns its operands: the [`Op`] it hands out borrows them for one measurement.
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 use holdfast::{Tensor, TensorRead};
 
 use super::super::error::CliError;
-use super::super::exec::Op;
+use super::super::exec::{Factorization, Op};
 use super::super::instance::{Instance, PathChoice};
 use super::super::rng::SplitMix64;
 
@@ -17,21 +18,24 @@ use super::super::rng::SplitMix64;
 pub(crate) const MATMUL_SIZES: [usize; 6] = [2, 4, 8, 16, 64, 256];
 /// Element counts of the elementwise add.
 pub(crate) const ADD_SIZES: [usize; 2] = [2, 1024];
+/// The order of the factorized square matrix.
+pub(crate) const FACTOR_SIZE: usize = 32;
 
 /// What a case runs.
 #[derive(Debug)]
 enum Kind {
     Add(Tensor<f64>, Tensor<f64>),
     Matmul(Tensor<f64>, Tensor<f64>),
+    Factor(Factorization, Tensor<f64>),
     Einsum { spec: String, path: Option<Vec<(usize, usize)>>, operands: Vec<Tensor<f64>> },
 }
 
 /// One measured operation with its operands.
 #[derive(Debug)]
 pub(crate) struct Case {
-    /// The name in tables (`add/2`, `matmul/64`, `einsum/<instance>`).
+    /// The name in tables (`add/2`, `matmul/64`, `svd/32`, `einsum/<instance>`).
     pub(crate) name: String,
-    /// The operation family (`add`, `matmul`, `einsum`).
+    /// The operation family (`add`, `matmul`, `linalg`, `einsum`).
     pub(crate) family: &'static str,
     kind: Kind,
 }
@@ -41,7 +45,7 @@ impl Case {
     pub(crate) fn reads(&self) -> Vec<TensorRead<'_, f64>> {
         match &self.kind {
             Kind::Einsum { operands, .. } => operands.iter().map(Tensor::read).collect(),
-            Kind::Add(..) | Kind::Matmul(..) => Vec::new(),
+            Kind::Add(..) | Kind::Matmul(..) | Kind::Factor(..) => Vec::new(),
         }
     }
 
@@ -50,6 +54,7 @@ impl Case {
         match &self.kind {
             Kind::Add(a, b) => Op::Add(a, b),
             Kind::Matmul(a, b) => Op::Matmul(a, b),
+            Kind::Factor(which, a) => Op::Factor(*which, a),
             Kind::Einsum { spec, path, .. } => {
                 Op::Einsum { spec, operands: reads, path: path.as_deref() }
             }
@@ -61,7 +66,7 @@ fn random(shape: &[usize], rng: &mut SplitMix64) -> Result<Tensor<f64>, CliError
     Ok(Tensor::from_vec(shape.to_vec(), rng.fill(shape.iter().product()))?)
 }
 
-/// The add and matmul cases.
+/// The add, matmul and factorization cases.
 ///
 /// # Errors
 ///
@@ -81,6 +86,14 @@ pub(crate) fn kernel_cases(seed: u64) -> Result<Vec<Case>, CliError> {
             name: format!("matmul/{n}"),
             family: "matmul",
             kind: Kind::Matmul(random(&[n, n], &mut rng)?, random(&[n, n], &mut rng)?),
+        });
+    }
+    for which in Factorization::ALL {
+        let n = FACTOR_SIZE;
+        cases.push(Case {
+            name: format!("{}/{n}", which.name()),
+            family: "linalg",
+            kind: Kind::Factor(which, random(&[n, n], &mut rng)?),
         });
     }
     Ok(cases)
