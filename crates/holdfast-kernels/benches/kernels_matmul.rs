@@ -13,6 +13,10 @@
 //! shared machine's speed between two measurements seconds apart does not decide it. Both
 //! sides of a pair use the same operand and output buffers.
 //!
+//! A third, `gemm_bound/faer/2048`, times faer's single-thread DGEMM at 2048³ (row-major
+//! operands, as holdfast's tensors are): the rate `cargo xtask bench-report` divides each einsum
+//! instance's GEMM flops by for its GEMM-bound time (SPEC N2).
+//!
 //! `cargo bench -p holdfast-kernels --bench kernels_matmul` (`-- --quick` for a smoke run).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a benchmark, not a library")]
@@ -115,5 +119,22 @@ fn pairs(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, pairs);
+fn gemm_bound(c: &mut Criterion) {
+    let n = 2048;
+    let mut g = c.benchmark_group("gemm_bound");
+    g.sample_size(10).warm_up_time(Duration::from_secs(1));
+    let (a, b) = (data(n, 3), data(n, 4));
+    let mut out = vec![0.0f64; n * n];
+    g.bench_function(BenchmarkId::new("faer", n), |bch| {
+        bch.iter(|| {
+            let fa = faer::MatRef::from_row_major_slice(&a, n, n);
+            let fb = faer::MatRef::from_row_major_slice(&b, n, n);
+            let fc = faer::MatMut::from_row_major_slice_mut(&mut out, n, n);
+            faer::linalg::matmul::matmul(fc, faer::Accum::Replace, fa, fb, 1.0, faer::Par::Seq);
+            black_box(&out);
+        });
+    });
+}
+
+criterion_group!(benches, bench, pairs, gemm_bound);
 criterion_main!(benches);

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::numpy;
+use super::peers;
 use super::quimb::json_of;
 use super::targets::Verdict;
 use crate::DynError;
@@ -52,9 +52,18 @@ pub(crate) fn measure(
         rows.push(Row { name, holdfast_ms: seconds * 1e3, numpy_ms: None });
     }
     let budget = if quick { 1.0 } else { 6.0 };
-    let run = numpy::measure(venv, dir, budget, INSTANCES, "complex128")?;
-    attach(&mut rows, &run.medians_ms);
-    Ok((run.versions, rows))
+    let request = peers::Request {
+        instances: dir,
+        budget_s: budget,
+        only: INSTANCES,
+        dtype: "complex128",
+        peers: &["numpy"],
+        gemm_bound: false,
+    };
+    let run = peers::measure(venv, &request)?;
+    let numpy = run.numpy_medians().cloned().unwrap_or_default();
+    attach(&mut rows, &numpy);
+    Ok((run.versions(), rows))
 }
 
 fn attach(rows: &mut [Row], medians: &BTreeMap<String, f64>) {

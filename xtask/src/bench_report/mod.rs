@@ -7,12 +7,14 @@
 //! | module | owns |
 //! |---|---|
 //! | [`machine`] | CPU, kernel, memory, load and versions, read from the system |
+//! | [`memory`] | the resident peak of `holdfast einsum` against numpy's, per instance |
 //! | [`complex`] | complex128 einsum on three instances against numpy, in the same run |
 //! | [`criterion`] | criterion's medians, only those written by this run |
-//! | [`numpy`] | numpy measured in the same run, in a venv this command installs |
+//! | [`peers`] | numpy, JAX and TBLIS measured in the same run, in a venv this command installs |
 //! | [`quimb`] | `holdfast dmrg` against quimb's `DMRG2`, side by side, in a venv this command installs |
 //! | [`targets`] | the targets and their verdicts |
 //! | [`venv`] | the peers' Python environments, installed by this command |
+//! | [`versus`] | the einsum instances against the best peer, the GEMM bound, and their targets |
 //! | [`ways`] | `holdfast dmrg --compare`: held vs scoped vs naive per sweep, with the held run's allocations |
 //!
 //! Invariant: the report states only what this run measured; a target without a fresh
@@ -21,10 +23,12 @@
 mod complex;
 mod criterion;
 mod machine;
-mod numpy;
+mod memory;
+mod peers;
 mod quimb;
 mod targets;
 mod venv;
+mod versus;
 mod ways;
 
 use std::fmt::Write as _;
@@ -43,7 +47,7 @@ const BENCHES: &[(&str, &str, &str, bool)] = &[
     (
         "holdfast-kernels",
         "kernels_matmul",
-        "matmul_f64(_pairs)?/(faer_direct|plan_execute_into)/",
+        "matmul_f64(_pairs)?/(faer_direct|plan_execute_into)/|gemm_bound/",
         true,
     ),
     ("holdfast-resources", "resources", "", true),
@@ -52,6 +56,7 @@ const BENCHES: &[(&str, &str, &str, bool)] = &[
     ("holdfast-affinity", "affinity", "", false),
     ("holdfast-session", "phase_lease", "", false),
     ("holdfast-session", "held_tensor_network", "", true),
+    ("holdfast-session", "fixed_cost", "", true),
 ];
 
 /// Options of `cargo xtask bench-report`.
@@ -59,9 +64,9 @@ const BENCHES: &[(&str, &str, &str, bool)] = &[
 struct Options {
     /// Shorter measurements (for a smoke run; the committed report uses the full ones).
     quick: bool,
-    /// Skip the einsum instances in `holdfast bench` (and numpy).
+    /// Skip the einsum instances in `holdfast bench` (and the peers).
     no_instances: bool,
-    /// Do not run numpy beside the campaign.
+    /// Do not run the einsum peers (numpy, JAX, TBLIS) beside the campaign.
     no_numpy: bool,
     /// Do not run the DMRG comparison with quimb.
     no_quimb: bool,
@@ -148,17 +153,24 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
         std::fs::read_to_string(&json_path).ok().and_then(|t| serde_json::from_str(&t).ok());
     let bench_section = std::fs::read_to_string(&bench_md)?;
 
-    let numpy_run = if options.no_instances || options.no_numpy {
+    let instances = std::env::var_os("HOLDFAST_EINSUM_INSTANCES")
+        .map_or_else(|| root.join("../shared/einsum-instances"), PathBuf::from);
+    let venv = target_dir().join("peers-venv");
+    let peers_run = if options.no_instances || options.no_numpy {
         None
     } else {
-        let instances = std::env::var_os("HOLDFAST_EINSUM_INSTANCES")
-            .map_or_else(|| root.join("../shared/einsum-instances"), PathBuf::from);
-        let budget_s = if options.quick { 1.0 } else { 6.0 };
-        match numpy::measure(&target_dir().join("numpy-venv"), &instances, budget_s, &[], "float64")
-        {
+        let request = peers::Request {
+            instances: &instances,
+            budget_s: if options.quick { 1.0 } else { 6.0 },
+            only: &[],
+            dtype: "float64",
+            peers: &peers::PEERS,
+            gemm_bound: true,
+        };
+        match peers::measure(&venv, &request) {
             Ok(run) => Some(run),
             Err(e) => {
-                eprintln!("bench-report: numpy not measured: {e}");
+                eprintln!("bench-report: the einsum peers not measured: {e}");
                 None
             }
         }
@@ -167,14 +179,25 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
     let complex_run = if options.no_instances || options.no_numpy {
         None
     } else {
-        let instances = std::env::var_os("HOLDFAST_EINSUM_INSTANCES")
-            .map_or_else(|| root.join("../shared/einsum-instances"), PathBuf::from);
         let holdfast = target_dir().join("release/holdfast");
-        let venv = target_dir().join("numpy-venv");
         match complex::measure(&holdfast, &venv, &instances, options.quick) {
             Ok(run) => Some(run),
             Err(e) => {
                 eprintln!("bench-report: complex einsum not measured: {e}");
+                None
+            }
+        }
+    };
+
+    // A fixed three runs of every instance, numpy's largest taking over a minute: not in --quick.
+    let memory_rows = if options.no_instances || options.no_numpy || options.quick {
+        None
+    } else {
+        let holdfast = target_dir().join("release/holdfast");
+        match memory::measure(&holdfast, &venv.join("bin/python"), &instances) {
+            Ok(rows) => Some(rows),
+            Err(e) => {
+                eprintln!("bench-report: peak memory not measured: {e}");
                 None
             }
         }
@@ -202,9 +225,17 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
     };
 
     let mut verdicts = targets::criterion_verdicts(&medians);
-    let (einsum_rows, einsum_verdicts) =
-        targets::einsum_verdicts(bench_doc.as_ref(), numpy_run.as_ref().map(|n| &n.medians_ms));
+    let (einsum_rows, einsum_verdicts) = targets::einsum_verdicts(
+        bench_doc.as_ref(),
+        peers_run.as_ref().and_then(peers::PeersRun::numpy_medians),
+    );
     verdicts.extend(einsum_verdicts);
+    let versus_rows =
+        peers_run.as_ref().map(|p| versus::rows(bench_doc.as_ref(), p)).unwrap_or_default();
+    verdicts.extend(versus::verdicts(&versus_rows, peers_run.as_ref(), &medians));
+    let versus_section = versus::table(&versus_rows, peers_run.as_ref(), &medians);
+    verdicts.extend(memory::verdicts(memory_rows.as_deref()));
+    let memory_section = memory::table(memory_rows.as_deref());
     verdicts.extend(targets::bench_verdicts(bench_doc.as_ref()));
     if let Some((_, rows)) = &complex_run {
         verdicts.extend(complex::verdicts(rows));
@@ -225,10 +256,15 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
         quick: options.quick,
         verdicts: &verdicts,
         einsum: &einsum_rows,
-        numpy_versions: numpy_run.as_ref().map(|n| n.versions.as_str()),
+        numpy_versions: peers_run
+            .as_ref()
+            .and_then(|p| p.peers.get("numpy"))
+            .and_then(|n| n.version.as_deref()),
         complex_versions: complex_run.as_ref().map(|(v, _)| v.as_str()),
         medians: &medians,
         bench_section: &bench_section,
+        versus_section: &versus_section,
+        memory_section: &memory_section,
         dmrg_section: &dmrg_section,
         ways_section: &ways_section,
     });
@@ -257,6 +293,8 @@ struct Render<'a> {
     complex_versions: Option<&'a str>,
     medians: &'a criterion::Medians,
     bench_section: &'a str,
+    versus_section: &'a str,
+    memory_section: &'a str,
     dmrg_section: &'a str,
     ways_section: &'a str,
 }
@@ -318,11 +356,11 @@ fn render(r: &Render<'_>) -> String {
          quoted in the kernels issue (measured on this machine at another time). **now**: {} \
          run by this command after the campaign, one BLAS thread, the same path and float64 \
          operands of a fixed seed, one untimed run then the median of the runs that fit six \
-         seconds (`scripts/numpy_einsum_reference.py`). holdfast: the held session's warm median \
-         at one thread from `holdfast bench` below (random operands, fixed seed).\n",
+         seconds (`scripts/einsum_peers.py`, its numpy column). holdfast: the held session's warm \
+         median at one thread from `holdfast bench` below (the same operands).\n",
         r.numpy_versions.map_or_else(
             || "numpy was not measured in this run".to_owned(),
-            |v| format!("{v} in a venv this command installs (`target/numpy-venv`),")
+            |v| format!("{v} in a venv this command installs (`target/peers-venv`),")
         ),
     );
     let _ = writeln!(
@@ -355,6 +393,10 @@ fn render(r: &Render<'_>) -> String {
         r.complex_versions.unwrap_or("numpy (not measured in this run)")
     );
     let _ = writeln!(s);
+    s.push_str(r.versus_section);
+    s.push('\n');
+    s.push_str(r.memory_section);
+    s.push('\n');
     s.push_str(r.dmrg_section);
     s.push('\n');
     s.push_str(r.ways_section);

@@ -29,7 +29,8 @@ enum Rule {
     Ratio { num: &'static str, den: &'static str, max: f64 },
     /// `median(id) <= max_ns`.
     Below { id: &'static str, max_ns: f64 },
-    /// `median(a) - median(b) <= max_ns`.
+    /// `median(a) - median(b) <= max_ns`; when the two ran as side-by-side repetitions, the
+    /// median of the repetitions' differences.
     Over { a: &'static str, b: &'static str, max_ns: f64 },
 }
 
@@ -53,6 +54,12 @@ const fn ratio(
 
 const fn below(issue: &'static str, what: &'static str, id: &'static str, max_ns: f64) -> Target {
     Target { issue, what, rule: Rule::Below { id, max_ns } }
+}
+
+/// The fixed cost of a held operation of `fixed_cost/<case>`: held minus the kernel into a
+/// buffer, at most 30 ns (the performance issue's bound).
+const fn fixed(what: &'static str, held: &'static str, kernel: &'static str) -> Target {
+    Target { issue: "peers", what, rule: Rule::Over { a: held, b: kernel, max_ns: 30.0 } }
 }
 
 const TARGETS: &[Target] = &[
@@ -173,6 +180,36 @@ const TARGETS: &[Target] = &[
         "phase_lease/2_threads/run_lanes_empty",
         10_000.0,
     ),
+    fixed(
+        "fixed cost of a warm held add of 2 f64 elements (held - the sum into a buffer)",
+        "fixed_cost/add2_f64/held",
+        "fixed_cost/add2_f64/kernel",
+    ),
+    fixed(
+        "fixed cost of a warm held f64 matmul 2x2 (held - prepared plan into a buffer)",
+        "fixed_cost/matmul2_f64/held",
+        "fixed_cost/matmul2_f64/kernel",
+    ),
+    fixed(
+        "fixed cost of a warm held f64 matmul 4x4 (held - prepared plan into a buffer)",
+        "fixed_cost/matmul4_f64/held",
+        "fixed_cost/matmul4_f64/kernel",
+    ),
+    fixed(
+        "fixed cost of a warm held c64 matmul 2x2 (held - prepared plan into a buffer)",
+        "fixed_cost/matmul2_c64/held",
+        "fixed_cost/matmul2_c64/kernel",
+    ),
+    fixed(
+        "fixed cost of a warm held c64 matmul 4x4 (held - prepared plan into a buffer)",
+        "fixed_cost/matmul4_c64/held",
+        "fixed_cost/matmul4_c64/kernel",
+    ),
+    fixed(
+        "fixed cost of a warm held einsum ij,jk->ik on 4x4 f64 (held - prepared product into a buffer)",
+        "fixed_cost/einsum_ij_jk_4_f64/held",
+        "fixed_cost/einsum_ij_jk_4_f64/kernel",
+    ),
 ];
 
 /// One row of the targets table.
@@ -223,7 +260,10 @@ pub(crate) fn criterion_verdicts(m: &Medians) -> Vec<Verdict> {
                         format!("<= {}", ns(max_ns)),
                         Some(x - y <= max_ns),
                     ),
-                    _ => ("not measured".to_owned(), format!("<= {}", ns(max_ns)), None),
+                    _ => match paired_difference(m, a, b) {
+                        Some((text, d)) => (text, format!("<= {}", ns(max_ns)), Some(d <= max_ns)),
+                        None => ("not measured".to_owned(), format!("<= {}", ns(max_ns)), None),
+                    },
                 },
             };
             Verdict { issue: t.issue.to_owned(), what: t.what.to_owned(), measured, target, met }
@@ -248,6 +288,30 @@ fn paired(m: &Medians, num: &str, den: &str) -> Option<(String, f64)> {
         pairs.iter().map(|&(a, b)| format!("{} / {} = {:.2}x", ns(a), ns(b), a / b)).collect();
     let text =
         format!("median of {} side-by-side pairs {median:.2}x ({})", pairs.len(), each.join("; "));
+    Some((text, median))
+}
+
+/// The median difference of the side-by-side repetitions `a/R` minus `b/R`, described pair by
+/// pair; `None` when none ran.
+fn paired_difference(m: &Medians, a: &str, b: &str) -> Option<(String, f64)> {
+    let mut pairs = Vec::new();
+    for rep in 1.. {
+        match (m.get(&format!("{a}/{rep}")), m.get(&format!("{b}/{rep}"))) {
+            (Some(&x), Some(&y)) => pairs.push((x, y)),
+            _ => break,
+        }
+    }
+    let mut differences: Vec<f64> = pairs.iter().map(|(x, y)| x - y).collect();
+    differences.sort_by(f64::total_cmp);
+    let median = *differences.get(differences.len() / 2)?;
+    let each: Vec<String> =
+        pairs.iter().map(|&(x, y)| format!("{} - {} = {}", ns(x), ns(y), ns(x - y))).collect();
+    let text = format!(
+        "median of {} side-by-side pairs {} ({})",
+        pairs.len(),
+        ns(median),
+        each.join("; ")
+    );
     Some((text, median))
 }
 
@@ -425,6 +489,25 @@ mod tests {
         // A missing partner ends the repetitions: none left means not measured.
         m.remove("held_session_dispatch/direct_faer_into/1");
         assert_eq!(into(&criterion_verdicts(&m)).met, None);
+    }
+
+    #[test]
+    fn repeated_pairs_give_the_median_difference() {
+        let mut m = Medians::new();
+        let add = |v: &[super::Verdict]| {
+            v.iter().find(|v| v.what.contains("held add of 2")).unwrap().clone()
+        };
+        assert_eq!(add(&criterion_verdicts(&m)).met, None, "not measured");
+        for (rep, held, kernel) in [(1, 90.0, 10.0), (2, 30.0, 10.0), (3, 35.0, 10.0)] {
+            m.insert(format!("fixed_cost/add2_f64/held/{rep}"), held);
+            m.insert(format!("fixed_cost/add2_f64/kernel/{rep}"), kernel);
+        }
+        // Differences 80, 20, 25: the median 25 ns is within 30 ns.
+        let v = add(&criterion_verdicts(&m));
+        assert_eq!(v.met, Some(true), "{v:?}");
+        assert!(v.measured.contains("median of 3 side-by-side pairs 25.0 ns"), "{v:?}");
+        m.insert("fixed_cost/add2_f64/held/3".into(), 50.0);
+        assert_eq!(add(&criterion_verdicts(&m)).met, Some(false));
     }
 
     #[test]

@@ -142,6 +142,9 @@ pub(crate) struct CaseResult {
     pub(crate) ways: Vec<WayResult>,
     /// The largest relative difference of any way's result from the direct one.
     pub(crate) max_difference: f64,
+    /// The direct way's result, summed and summed in squares: what a peer that ran the same
+    /// operands (the bench report's peers) is checked against.
+    pub(crate) digest: Option<[f64; 2]>,
 }
 
 /// How much measuring a case may take.
@@ -368,6 +371,10 @@ impl<'b> Ways<'b> {
                 .fold(0.0, f64::max),
             _ => f64::INFINITY,
         };
+        let digest = outs[0].as_ref().map(|t| {
+            let values = t.as_slice();
+            [values.iter().sum(), values.iter().map(|x| x * x).sum()]
+        });
         Ok(CaseResult {
             name: case.name.clone(),
             family: case.family,
@@ -375,6 +382,7 @@ impl<'b> Ways<'b> {
             rounds,
             ways: results,
             max_difference,
+            digest,
         })
     }
 }

@@ -420,6 +420,8 @@ pub(crate) fn json(
                         "ops_per_round": c.ops_per_round,
                         "rounds": c.rounds,
                         "max_relative_difference": c.max_difference,
+                        "result_sum": c.digest.map(|d| d[0]),
+                        "result_sum_squares": c.digest.map(|d| d[1]),
                         "ways": ways,
                     })
                 })
@@ -461,6 +463,7 @@ mod tests {
                 way(Way::Held, held),
             ],
             max_difference: 0.0,
+            digest: None,
         }
     }
 
