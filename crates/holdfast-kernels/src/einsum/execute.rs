@@ -1,5 +1,6 @@
 //! Execution of an [`EinsumPlan`]: moves data through the planned steps, taking every buffer from
-//! the caller's allocator and giving intermediates back as soon as they are consumed.
+//! the caller's allocator and giving intermediates back as soon as they are consumed (before the
+//! step that consumes them takes its output, when the step reads only their presum or copy).
 
 use holdfast_tensor::{Element, Tensor, TensorRead, record_copy};
 use smallvec::SmallVec;
@@ -33,6 +34,54 @@ fn release<T: Element, A: KernelAlloc + ?Sized>(buffer: Buffer<'_, T>, alloc: &m
     if let Buffer::Owned(v) = buffer {
         alloc.give(v);
     }
+}
+
+/// What a step reads of one operand: the operand itself, or its presum and/or its copy into
+/// GEMM layout (the operand then already released).
+enum Staged<'a, T> {
+    Original(Buffer<'a, T>),
+    Derived(Vec<T>),
+}
+
+impl<T: Element> Staged<'_, T> {
+    fn data(&self) -> (&[T], usize) {
+        match self {
+            Staged::Original(b) => b.data(),
+            Staged::Derived(v) => (v, 0),
+        }
+    }
+
+    fn release<A: KernelAlloc + ?Sized>(self, alloc: &mut A) {
+        match self {
+            Staged::Original(b) => release(b, alloc),
+            Staged::Derived(v) => alloc.give(v),
+        }
+    }
+}
+
+/// `buffer` summed over `sum`'s labels and copied by `copy` (either optional), releasing each
+/// buffer as soon as the next stage has read it.
+fn stage<'a, T: Element, A: KernelAlloc + ?Sized>(
+    buffer: Buffer<'a, T>,
+    sum: Option<&SumOp>,
+    copy: Option<&CopyOp>,
+    alloc: &mut A,
+    par: Par,
+) -> Staged<'a, T> {
+    let mut staged = Staged::Original(buffer);
+    if let Some(s) = sum {
+        let (d, o) = staged.data();
+        let v = run_sum_op(s, d, o, alloc, par);
+        staged.release(alloc);
+        staged = Staged::Derived(v);
+    }
+    if let Some(c) = copy {
+        let (d, o) = staged.data();
+        let v = run_copy(c, d, o, alloc, par);
+        staged.release(alloc);
+        staged = Staged::Derived(v);
+    }
+    staged
 }
 
 fn run_copy<T: Element, A: KernelAlloc + ?Sized>(
@@ -91,16 +140,16 @@ impl EinsumPlan {
             operands.iter().map(|o| Buffer::Input(o.storage(), o.offset())).collect();
         for step in &self.steps {
             let (sa, sb) = take_pair(&mut list, step.i, step.j);
-            let a_pre = step.a_sum.as_ref().map(|s| {
-                let (d, o) = sa.data();
-                run_sum_op(s, d, o, alloc, par)
-            });
-            let b_pre = step.b_sum.as_ref().map(|s| {
-                let (d, o) = sb.data();
-                run_sum_op(s, d, o, alloc, par)
-            });
-            let (a, ao) = a_pre.as_deref().map_or_else(|| sa.data(), |v| (v, 0));
-            let (b, bo) = b_pre.as_deref().map_or_else(|| sb.data(), |v| (v, 0));
+            let (a_copy, b_copy) = match &step.core {
+                Core::Gemm(g) => (g.a_copy.as_ref(), g.b_copy.as_ref()),
+                Core::Map { .. } => (None, None),
+            };
+            // Each operand's presum and GEMM-layout copy run before the output is taken, and an
+            // intermediate goes back to the allocator as soon as the step no longer reads it,
+            // so the output can reuse its buffer.
+            let a = stage(sa, step.a_sum.as_ref(), a_copy, alloc, par);
+            let b = stage(sb, step.b_sum.as_ref(), b_copy, alloc, par);
+            let ((ad, ao), (bd, bo)) = (a.data(), b.data());
             let mut out = match &step.core {
                 // C collects the sum of the loop's products.
                 Core::Gemm(g) if g.accumulate => alloc.take_zeroed::<T>(step.out_len),
@@ -110,35 +159,24 @@ impl EinsumPlan {
                 Core::Map { nest } => {
                     let op = |o: &mut T, x: T, y: T| *o = x * y;
                     match par.for_size(Family::Elementwise, step.out_len as u64) {
-                        Par::Seq => nest.run(&mut out, 0, a, ao, b, bo, &op),
-                        p => nest.run_par(&mut out, 0, a, ao, b, bo, &op, p.threads()),
+                        Par::Seq => nest.run(&mut out, 0, ad, ao, bd, bo, &op),
+                        p => nest.run_par(&mut out, 0, ad, ao, bd, bo, &op, p.threads()),
                     }
                 }
                 Core::Gemm(g) => {
-                    let (a_copy, b_copy, outer, gemm) = (&g.a_copy, &g.b_copy, &g.outer, &g.gemm);
                     let accum = if g.accumulate { Accum::Add } else { Accum::Replace };
-                    let a_tmp = a_copy.as_ref().map(|c| run_copy(c, a, ao, alloc, par));
-                    let b_tmp = b_copy.as_ref().map(|c| run_copy(c, b, bo, alloc, par));
-                    let (a, ao) = a_tmp.as_deref().map_or((a, ao), |v| (v, 0));
-                    let (b, bo) = b_tmp.as_deref().map_or((b, bo), |v| (v, 0));
-                    let (a, b) = (MatRef::new(a, ao), MatRef::new(b, bo));
-                    match outer {
-                        None => gemm.run(MatMut::new(&mut out, 0), a, b, accum, par),
+                    let (a, b) = (MatRef::new(ad, ao), MatRef::new(bd, bo));
+                    match &g.outer {
+                        None => g.gemm.run(MatMut::new(&mut out, 0), a, b, accum, par),
                         Some(nest) => nest.for_each_offset(|pc, pa, pb| {
                             let c = MatMut::new(&mut out, pc);
-                            gemm.run(c, a.shifted(pa), b.shifted(pb), accum, par);
+                            g.gemm.run(c, a.shifted(pa), b.shifted(pb), accum, par);
                         }),
-                    }
-                    for t in [a_tmp, b_tmp].into_iter().flatten() {
-                        alloc.give(t);
                     }
                 }
             }
-            for t in [a_pre, b_pre].into_iter().flatten() {
-                alloc.give(t);
-            }
-            release(sa, alloc);
-            release(sb, alloc);
+            a.release(alloc);
+            b.release(alloc);
             list.push(Buffer::Owned(out));
         }
         let last = list.pop().ok_or(KernelError::PlanMismatch { reason: "no operand" })?;
