@@ -110,13 +110,18 @@ pub(crate) fn rows(bench: Option<&Value>, peers: &PeersRun) -> Vec<Row> {
         .collect()
 }
 
+/// faer's DGEMM rate at 2048³ from its criterion median, GFLOP/s.
+fn faer_gflops(medians: &Medians) -> Option<f64> {
+    medians.get(FAER_2048).map(|ns| 2.0 * 2048f64.powi(3) / ns)
+}
+
 /// The faster of faer's (from criterion) and OpenBLAS's DGEMM rates at 2048³, GFLOP/s, with the
 /// library's name.
 pub(crate) fn gemm_rate(
     medians: &Medians,
     peers: Option<&PeersRun>,
 ) -> Option<(&'static str, f64)> {
-    let faer = medians.get(FAER_2048).map(|ns| 2.0 * 2048f64.powi(3) / ns);
+    let faer = faer_gflops(medians);
     let openblas = peers.and_then(|p| p.openblas_gflops);
     match (faer, openblas) {
         (Some(f), Some(o)) if o > f => Some(("OpenBLAS", o)),
@@ -137,7 +142,7 @@ pub(crate) fn table(rows: &[Row], peers: Option<&PeersRun>, medians: &Medians) -
         s.push_str("Not measured in this run.\n");
         return s;
     };
-    let faer = medians.get(FAER_2048).map(|ns| 2.0 * 2048f64.powi(3) / ns);
+    let faer = faer_gflops(medians);
     let rate = gemm_rate(medians, Some(peers));
     let _ = writeln!(
         s,

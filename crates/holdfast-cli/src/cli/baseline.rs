@@ -76,11 +76,15 @@ fn run_kernel(
 }
 
 /// The parallelism a session gives `which` of `a`: its GEMM route at the factorization's
-/// [`factor_flops`](linalg::factor_flops), serial below the GEMM family's threshold.
+/// flop count ([`linalg::factor_flops`], [`linalg::eigh_flops`]), serial below the GEMM
+/// family's threshold.
 fn factor_par(which: Factorization, a: &Tensor<f64>, par: Par) -> Par {
     let &[m, n] = a.shape() else { return par };
-    let flops = linalg::factor_flops(m, n);
-    let flops = if which == Factorization::Eigh { flops.saturating_mul(2) } else { flops };
+    let flops = if which == Factorization::Eigh {
+        linalg::eigh_flops(n)
+    } else {
+        linalg::factor_flops(m, n)
+    };
     if flops < threshold(Family::Gemm) { Par::Seq } else { par }
 }
 

@@ -45,8 +45,8 @@ pub use truncation::Truncation;
 use holdfast_tensor::Element;
 
 /// The approximate flop count of a dense factorization of an `m × n` matrix, `4·m·n·min(m, n)`
-/// (saturating at `u64::MAX`): the size by which a session routes a factorization, serially
-/// below the GEMM family's fan-out threshold (an eigendecomposition counts twice its square).
+/// (saturating at `u64::MAX`): the size by which a session routes an SVD, QR or solve, serially
+/// below the GEMM family's fan-out threshold (an eigendecomposition: [`eigh_flops`]).
 ///
 /// # Examples
 ///
@@ -59,6 +59,21 @@ use holdfast_tensor::Element;
 /// ```
 pub fn factor_flops(m: usize, n: usize) -> u64 {
     4u64.saturating_mul(m as u64).saturating_mul(n as u64).saturating_mul(m.min(n) as u64)
+}
+
+/// The approximate flop count of the Hermitian eigendecomposition of an `n × n` matrix, twice
+/// [`factor_flops`]`(n, n)` (tridiagonalisation, then the eigenvectors back through it).
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_kernels::linalg::{eigh_flops, factor_flops};
+///
+/// assert_eq!(eigh_flops(32), 2 * factor_flops(32, 32));
+/// assert_eq!(eigh_flops(usize::MAX), u64::MAX);
+/// ```
+pub fn eigh_flops(n: usize) -> u64 {
+    factor_flops(n, n).saturating_mul(2)
 }
 
 /// An element type faer can factor: holdfast's [`Element`] with faer's scalar traits.

@@ -142,9 +142,7 @@ impl CpuExecSession<'_> {
     ) -> Result<(Tensor<<T as Element>::Real>, Tensor<T>), OpError> {
         check_access([&a])?;
         let n = a.shape().first().copied().unwrap_or(0);
-        self.factor(factor_flops(n, n).saturating_mul(2), |scratch, loan, par| {
-            linalg::eigh(a, scratch, loan, par)
-        })
+        self.factor(linalg::eigh_flops(n), |scratch, loan, par| linalg::eigh(a, scratch, loan, par))
     }
 
     /// `x` with `a · x = b` for a square `a` and `b` of shape `[n]` or `[n, k]` (LU with partial

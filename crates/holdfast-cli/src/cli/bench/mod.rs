@@ -1,8 +1,8 @@
 //! `holdfast bench`: the paired measurement campaign of SPEC M1-M3, in one run: every case
 //! (f64 add of 2 and 1024 elements, square matmul of 2…256, SVD, QR and eigh of 32 × 32, every
 //! einsum-benchmark instance end to end) four ways (kernels direct, held session, scoped entry
-//! per operation, naive baseline), at one thread and at every thread, cold and warm, with the counters of M2; a
-//! table on standard output, and a Markdown and a JSON report when asked.
+//! per operation, naive baseline), at one thread and at every thread, cold and warm, with the
+//! counters of M2; a table on standard output, and a Markdown and a JSON report when asked.
 //!
 //! | module | owns |
 //! |---|---|
