@@ -199,6 +199,6 @@ impl EinsumPlan {
                 v
             }
         };
-        Ok(Tensor::from_shape_vec(&self.out_shape, buf)?)
+        Ok(Tensor::from_sized_layout(buf, &self.out_layout)?)
     }
 }

@@ -4,7 +4,7 @@
 //! or prepared GEMM with operand copies and outer loops) and output size, and the finish. The
 //! planner (`planner.rs`) makes it; the executor (`execute.rs`) runs it.
 
-use holdfast_tensor::{DType, Dims};
+use holdfast_tensor::{DType, Dims, SizedLayout};
 
 use crate::matmul::batch::PreparedGemm;
 use crate::strided::{Axes, Nest};
@@ -105,7 +105,8 @@ pub struct EinsumPlan {
     pub(crate) views: Vec<(Axes, Axes)>,
     pub(crate) steps: Vec<Step>,
     pub(crate) finish: Finish,
-    pub(crate) out_shape: Dims,
+    /// The result's dense layout, built once: every execution's output takes a copy of it.
+    pub(crate) out_layout: SizedLayout,
     pub(crate) path: Vec<(usize, usize)>,
     pub(crate) flops: u64,
 }

@@ -22,7 +22,7 @@
 //!
 //! Execution (`execute.rs`) then only moves data.
 
-use holdfast_tensor::{DType, Dims, Element, TensorRead};
+use holdfast_tensor::{DType, Dims, Element, Layout, SizedLayout, TensorRead};
 use smallvec::SmallVec;
 
 use super::layout::Want;
@@ -272,12 +272,13 @@ impl EinsumPlan {
                 strides: SmallVec::from_slice(strides),
             })
             .collect();
-        Ok(EinsumPlan { dtype, inputs, views, steps, finish, out_shape, path, flops })
+        let out_layout = SizedLayout::new(Layout::contiguous(&out_shape)?);
+        Ok(EinsumPlan { dtype, inputs, views, steps, finish, out_layout, path, flops })
     }
 
     /// The result's shape.
     pub fn out_shape(&self) -> &[usize] {
-        &self.out_shape
+        self.out_layout.layout().shape()
     }
 
     /// The contraction path the plan follows (opt_einsum format).

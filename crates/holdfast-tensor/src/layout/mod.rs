@@ -68,14 +68,36 @@ impl Layout {
     ///
     /// [`TensorError::ShapeOverflow`] when the element count (or any row-major stride) does not
     /// fit in `usize`. Zero-sized dimensions are valid and give zero elements.
+    #[inline]
     pub fn contiguous(shape: &[usize]) -> Result<Self, TensorError> {
-        let mut strides: Dims = SmallVec::from_elem(0, shape.len());
+        Self::contiguous_counted(shape).map(|(layout, _)| layout)
+    }
+
+    /// [`contiguous`](Self::contiguous) and its element count, which the stride loop computes
+    /// anyway. Up to six axes (`Dims`' inline capacity) the shape is copied and the strides
+    /// written in one loop over fixed arrays, with no call to `memset` or `memcpy`: every
+    /// elementwise operation's output is laid out here.
+    #[inline]
+    pub(crate) fn contiguous_counted(shape: &[usize]) -> Result<(Self, usize), TensorError> {
+        let rank = shape.len();
         let mut acc: usize = 1;
+        if rank <= 6 {
+            let (mut dims, mut strides) = ([0; 6], [0; 6]);
+            for i in (0..rank).rev() {
+                dims[i] = shape[i];
+                strides[i] = acc;
+                acc = acc.checked_mul(shape[i]).ok_or_else(|| overflow(shape))?;
+            }
+            let shape = Dims::from_buf_and_len(dims, rank);
+            let strides = Dims::from_buf_and_len(strides, rank);
+            return Ok((Layout { shape, strides, offset: 0 }, acc));
+        }
+        let mut strides: Dims = SmallVec::from_elem(0, rank);
         for (stride, &dim) in strides.iter_mut().zip(shape).rev() {
             *stride = acc;
             acc = acc.checked_mul(dim).ok_or_else(|| overflow(shape))?;
         }
-        Ok(Layout { shape: SmallVec::from_slice(shape), strides, offset: 0 })
+        Ok((Layout { shape: SmallVec::from_slice(shape), strides, offset: 0 }, acc))
     }
 
     /// A layout with explicit strides and offset.
@@ -132,6 +154,7 @@ impl Layout {
     }
 
     /// Number of elements (1 for rank 0; 0 when any axis is empty).
+    #[inline]
     pub fn numel(&self) -> usize {
         // Invariant (module docs): the product was checked at construction.
         self.shape.iter().product()
@@ -139,6 +162,7 @@ impl Layout {
 
     /// True when the elements are dense in row-major order (axes of length 1 may carry any
     /// stride; an empty layout is contiguous).
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
         let mut expected = 1;
         let mut dense = true;

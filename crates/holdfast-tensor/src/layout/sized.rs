@@ -1,7 +1,11 @@
 //! [`SizedLayout`]: a layout with the storage length it needs computed once, for code that
 //! builds many tensors of one layout (a prepared plan's output, on every operation).
+//!
+//! A layout of at most six axes (the inline capacity of `Dims`) is also kept as two fixed
+//! arrays: a tensor's copy is then built from them by whole-array moves, where cloning the
+//! layout's axis lists copies as many elements as they hold, through a call to `memcpy` each.
 
-use super::Layout;
+use super::{Dims, Layout};
 use crate::Element;
 use crate::TensorError;
 use crate::tensor::Tensor;
@@ -10,8 +14,9 @@ use crate::tensor::Tensor;
 /// it is made: [`Tensor::from_sized_layout`] then checks a buffer against it in one comparison
 /// instead of walking the axes.
 ///
-/// Invariant: `required` is the layout's required length; both fields are private and set only
-/// by [`SizedLayout::new`].
+/// Invariant: `required` is the layout's required length, and `inline` (when present) holds the
+/// layout's rank and its shape and strides padded with zeros; the fields are private and set
+/// only by [`SizedLayout::new`].
 ///
 /// # Examples
 ///
@@ -30,6 +35,41 @@ use crate::tensor::Tensor;
 pub struct SizedLayout {
     layout: Layout,
     required: usize,
+    inline: Option<Inline>,
+}
+
+/// Axes kept in fixed arrays by a [`SizedLayout`]: the inline capacity of [`Dims`], which
+/// `Dims::from_buf_and_len` checks at compile time.
+const INLINE: usize = 6;
+
+/// A layout of at most [`INLINE`] axes as fixed arrays: rank, shape and strides, offset.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Inline {
+    rank: usize,
+    shape: [usize; INLINE],
+    strides: [usize; INLINE],
+}
+
+impl Inline {
+    fn of(layout: &Layout) -> Option<Inline> {
+        let rank = layout.rank();
+        if rank > INLINE {
+            return None;
+        }
+        let (mut shape, mut strides) = ([0; INLINE], [0; INLINE]);
+        shape[..rank].copy_from_slice(layout.shape());
+        strides[..rank].copy_from_slice(layout.strides());
+        Some(Inline { rank, shape, strides })
+    }
+
+    #[inline]
+    fn layout(&self, offset: usize) -> Layout {
+        Layout {
+            shape: Dims::from_buf_and_len(self.shape, self.rank),
+            strides: Dims::from_buf_and_len(self.strides, self.rank),
+            offset,
+        }
+    }
 }
 
 impl SizedLayout {
@@ -40,7 +80,17 @@ impl SizedLayout {
     /// See [`SizedLayout`].
     pub fn new(layout: Layout) -> Self {
         let required = layout.required_len();
-        SizedLayout { layout, required }
+        let inline = Inline::of(&layout);
+        SizedLayout { layout, required, inline }
+    }
+
+    /// A copy of the layout: from the fixed arrays when it has them.
+    #[inline]
+    fn copy(&self) -> Layout {
+        match &self.inline {
+            Some(inline) => inline.layout(self.layout.offset()),
+            None => self.layout.clone(),
+        }
     }
 
     /// The layout.
@@ -81,6 +131,6 @@ impl<T: Element> Tensor<T> {
             // The general check builds the error.
             layout.layout.check_fits(data.len())?;
         }
-        Ok(Tensor::from_checked(data, layout.layout.clone()))
+        Ok(Tensor::from_checked(data, layout.copy()))
     }
 }

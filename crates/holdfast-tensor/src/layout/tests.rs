@@ -215,3 +215,41 @@ proptest::proptest! {
         proptest::prop_assert!(copied.reshaped(&shape).unwrap().is_some());
     }
 }
+
+#[test]
+fn sized_layout_copies_are_the_layout() {
+    // Up to six axes the copy is rebuilt from fixed arrays, beyond them cloned: both must give
+    // back exactly the layout, strides, offset and rank included.
+    for rank in 0..=8usize {
+        let shape: Vec<usize> = (0..rank).map(|i| 2 + i % 3).collect();
+        let dense = Layout::contiguous(&shape).unwrap();
+        let reversed = dense.reversed();
+        let layout = Layout::new(reversed.shape(), reversed.strides(), 3).unwrap();
+        let sized = SizedLayout::new(layout.clone());
+        let t = crate::Tensor::from_sized_layout(vec![0.0f64; sized.required_len()], &sized);
+        let t = t.unwrap();
+        assert_eq!(t.layout(), &layout, "rank {rank}");
+        assert_eq!((t.shape(), t.strides(), t.offset()), (layout.shape(), layout.strides(), 3));
+    }
+}
+
+#[test]
+fn contiguous_layouts_of_every_rank_count_their_elements() {
+    // Up to six axes the strides are written into fixed arrays, beyond that into a heap list:
+    // both must give row-major strides, the element count, and the overflow error.
+    for rank in 0..=8usize {
+        let shape: Vec<usize> = (0..rank).map(|i| 1 + (i * 5) % 4).collect();
+        let (l, count) = Layout::contiguous_counted(&shape).unwrap();
+        let mut want = vec![1usize; rank];
+        for i in (0..rank.saturating_sub(1)).rev() {
+            want[i] = want[i + 1] * shape[i + 1];
+        }
+        assert_eq!((l.shape(), l.strides(), l.offset()), (&shape[..], &want[..], 0), "{rank}");
+        assert_eq!(count, shape.iter().product::<usize>());
+        assert_eq!(count, l.numel());
+        let mut huge = shape.clone();
+        huge.extend([usize::MAX, 2]);
+        let err = Layout::contiguous(&huge).unwrap_err();
+        assert_eq!(err, TensorError::ShapeOverflow { shape: huge });
+    }
+}

@@ -67,9 +67,9 @@ impl<T: Element> Tensor<T> {
     /// assert_eq!(t.numel(), 3);
     /// # Ok::<(), holdfast_tensor::TensorError>(())
     /// ```
+    #[inline]
     pub fn from_shape_vec(shape: &[usize], data: Vec<T>) -> Result<Self, TensorError> {
-        let layout = Layout::contiguous(shape)?;
-        let expected = layout.numel();
+        let (layout, expected) = Layout::contiguous_counted(shape)?;
         if data.len() != expected {
             return Err(TensorError::DataLengthMismatch {
                 shape: shape.to_vec(),
