@@ -13,9 +13,10 @@
 
 use holdfast_tensor::Element;
 
-/// The normalised operands of one product, as nano-gemm's planless entry would compute them on
-/// every call: output column-major when its row stride is the smaller one (else the product is
-/// transposed: `Cᵀ = Bᵀ·Aᵀ`).
+/// The normalised operands of one product, oriented as nano-gemm runs it directly when it can:
+/// output and left operand column-major, computing the transposed product `Cᵀ = Bᵀ·Aᵀ` when
+/// that is the orientation that has them; otherwise, as nano-gemm's planless entry would on
+/// every call, the output column-major when its row stride is the smaller one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct NanoShape {
     /// Operands swapped (the transposed product is computed).
@@ -31,28 +32,47 @@ pub(crate) struct NanoShape {
 impl NanoShape {
     /// The normalised product `C (m×n, strides c) = A (m×k, strides a) · B (k×n, strides b)`.
     /// Strides are non-negative (they come from `usize` strides).
+    ///
+    /// An axis of length 1 is only ever read at index 0, so its strides are set to 1 first:
+    /// einsum hands over vector products with stride 0 there, and nano-gemm runs a product
+    /// directly only when the output's and the left operand's row strides are 1 (otherwise it
+    /// copies both through scratch blocks on every call).
     pub(crate) fn new(
         (m, n, k): (usize, usize, usize),
-        c: (isize, isize),
-        a: (isize, isize),
-        b: (isize, isize),
+        mut c: (isize, isize),
+        mut a: (isize, isize),
+        mut b: (isize, isize),
     ) -> NanoShape {
-        if c.1.unsigned_abs() < c.0.unsigned_abs() {
-            NanoShape {
-                swap: true,
-                m: n,
-                n: m,
-                k,
-                dst: (c.1, c.0),
-                lhs: (b.1, b.0),
-                rhs: (a.1, a.0),
-            }
-        } else {
-            NanoShape { swap: false, m, n, k, dst: c, lhs: a, rhs: b }
+        if m == 1 {
+            (c.0, a.0) = (1, 1);
+        }
+        if n == 1 {
+            (c.1, b.1) = (1, 1);
+        }
+        if k == 1 {
+            (a.1, b.0) = (1, 1);
+        }
+        let plain = NanoShape { swap: false, m, n, k, dst: c, lhs: a, rhs: b };
+        let swapped = NanoShape {
+            swap: true,
+            m: n,
+            n: m,
+            k,
+            dst: (c.1, c.0),
+            lhs: (b.1, b.0),
+            rhs: (a.1, a.0),
+        };
+        // The orientation nano-gemm runs directly, if either is; else the output column-major
+        // when its row stride is the smaller one.
+        match (plain.col_major(), swapped.col_major()) {
+            (true, _) => plain,
+            (false, true) => swapped,
+            _ if c.1.unsigned_abs() < c.0.unsigned_abs() => swapped,
+            _ => plain,
         }
     }
 
-    fn col_major(&self) -> bool {
+    pub(super) fn col_major(&self) -> bool {
         self.lhs.0 == 1 && self.dst.0 == 1
     }
 }

@@ -163,3 +163,46 @@ fn adding_items_sum_into_one_c_on_every_kernel() {
         }
     }
 }
+
+#[test]
+fn vector_products_run_nano_gemm_directly() {
+    // Einsum hands over row-vector, column-vector and rank-1 products with stride 0 along their
+    // length-1 axes. nano-gemm runs a product directly only with unit row strides in the output
+    // and the left operand; length-1 axes must not keep it from doing so, and the products must
+    // stay exact. (m, n, k) with C, A, B strides as einsum's batch loops make them.
+    type Strides = [(usize, usize); 3];
+    let cases: [((usize, usize, usize), Strides); 4] = [
+        ((1, 16, 11), [(0, 1), (0, 1), (1, 11)]),
+        ((1, 1, 11), [(0, 0), (0, 1), (1, 0)]),
+        ((12, 1, 7), [(1, 0), (7, 1), (1, 0)]),
+        ((6, 5, 1), [(5, 1), (0, 0), (0, 1)]),
+    ];
+    for ((m, n, k), [c, a, b]) in cases {
+        let signed = |(r, s): (usize, usize)| (r.cast_signed(), s.cast_signed());
+        let shape = super::nano::NanoShape::new((m, n, k), signed(c), signed(a), signed(b));
+        assert!(shape.col_major(), "{m}x{n}x{k}: {shape:?}");
+        let len = |rows: usize, cols: usize, (rs, cs): (usize, usize)| {
+            (rows - 1) * rs + (cols - 1) * cs + 1
+        };
+        let (av, bv) = (fill(len(m, k, a), 7), fill(len(k, n, b), 8));
+        let spec = BatchSpec {
+            batch: 1,
+            a: MatSpec { rows: m, cols: k, rs: a.0, cs: a.1 },
+            b: MatSpec { rows: k, cols: n, rs: b.0, cs: b.1 },
+            c: MatSpec { rows: m, cols: n, rs: c.0, cs: c.1 },
+            sa: 0,
+            sb: 0,
+            sc: 0,
+        };
+        let mut out = vec![0.0; len(m, n, c)];
+        let (ra, rb) = (MatRef::new(&av, 0), MatRef::new(&bv, 0));
+        run_batch(&spec, MatMut::new(&mut out, 0), ra, rb, Accum::Replace, Par::Seq);
+        let want = reference(m, n, k, (&av, a.0, a.1), (&bv, b.0, b.1));
+        for i in 0..m {
+            for j in 0..n {
+                let (got, want) = (out[i * c.0 + j * c.1], want[i * n + j]);
+                assert!((got - want).abs() < 1e-12 * want.abs().max(1.0), "{m}x{n}x{k}");
+            }
+        }
+    }
+}
