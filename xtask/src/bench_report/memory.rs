@@ -7,11 +7,11 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use super::targets::Verdict;
 use crate::DynError;
-use crate::cmd::workspace_root;
+use crate::cmd::{pinned, workspace_root};
 
 const TIME: &str = "/usr/bin/time";
 
@@ -27,13 +27,13 @@ pub(crate) struct Row {
     pub(crate) live_bytes: Option<f64>,
 }
 
-/// The resident peak (KiB) of `program args…` pinned to CPU 0, and its standard output.
+/// The resident peak (KiB) of `program args…` pinned to CPU 0 (as every single-thread
+/// measurement of the report is, through [`pinned`]: `time` runs pinned, and so does the
+/// program it starts), and its standard output.
 fn peak(program: &Path, args: &[&std::ffi::OsStr]) -> Result<(u64, String), DynError> {
-    let mut cmd = Command::new(TIME);
-    cmd.args(["-f", "%M", "taskset", "-c", "0"]).arg(program).args(args);
-    cmd.current_dir(workspace_root())
-        .env_remove("OPENBLAS_CORETYPE")
-        .env_remove("OPENBLAS_L2_SIZE");
+    let mut cmd = pinned(TIME);
+    cmd.args(["-f", "%M"]).arg(program).args(args);
+    cmd.env_remove("OPENBLAS_CORETYPE").env_remove("OPENBLAS_L2_SIZE");
     let out = cmd.stdin(Stdio::null()).output()?;
     if !out.status.success() {
         return Err(format!("{cmd:?} failed ({})", out.status).into());

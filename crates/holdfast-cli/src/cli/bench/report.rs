@@ -146,19 +146,14 @@ struct Check {
 }
 
 /// Cases far below every fan-out threshold: a held session must run them inline at any budget.
+/// Every add and every factorization the campaign runs, and the products up to 16 × 16.
 fn tiny(case: &CaseResult) -> bool {
-    matches!(
-        case.name.as_str(),
-        "add/2"
-            | "add/1024"
-            | "matmul/2"
-            | "matmul/4"
-            | "matmul/8"
-            | "matmul/16"
-            | "svd/32"
-            | "qr/32"
-            | "eigh/32"
-    )
+    let size = || case.name.rsplit('/').next().and_then(|n| n.parse::<usize>().ok());
+    match case.family {
+        "add" | "linalg" => true,
+        "matmul" => size().is_some_and(|n| n <= 16),
+        _ => false,
+    }
 }
 
 fn checks(settings: &[Setting]) -> Vec<Check> {
@@ -449,7 +444,7 @@ pub(crate) fn json(
 mod tests {
     use super::super::Setting;
     use super::super::campaign::{CaseResult, Counters, Way, WayResult};
-    use super::checks;
+    use super::{checks, tiny};
 
     fn case(name: &str, held: Counters) -> CaseResult {
         let way = |way, counters| WayResult { way, cold_ns: vec![], warm_ns: vec![1.0], counters };
@@ -488,5 +483,24 @@ mod tests {
         let (met, detail) =
             allocation_check(vec![case("matmul/4", inline), case("matmul/256", fanned)]);
         assert!(!met && detail.contains("matmul/4") && !detail.contains("matmul/256"), "{detail}");
+    }
+
+    #[test]
+    fn tiny_cases_are_the_adds_the_factorizations_and_the_small_products() {
+        let mut names: Vec<String> = super::super::cases::kernel_cases(0)
+            .unwrap()
+            .into_iter()
+            .map(|c| {
+                let mut r = case(&c.name, Counters::default());
+                r.family = c.family;
+                r
+            })
+            .filter(tiny)
+            .map(|r| r.name)
+            .collect();
+        names.sort();
+        let want = ["add/1024", "add/2", "eigh/32", "matmul/16", "matmul/2", "matmul/4"];
+        let want = want.iter().chain(&["matmul/8", "qr/32", "svd/32"]);
+        assert_eq!(names, want.map(|s| (*s).to_owned()).collect::<Vec<_>>());
     }
 }
