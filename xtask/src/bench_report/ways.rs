@@ -2,6 +2,10 @@
 //! the time of every sweep in one held session, with a scoped entry per operation and on the
 //! naive baseline, side by side in one process pinned to one CPU at one thread, and the heap
 //! allocations the held run's calling thread made in each sweep (SPEC W5, N1).
+//!
+//! A sweep of this chain lasts tens of milliseconds, so one run's three ways can land in
+//! different phases of a shared machine's speed. The command runs [`RUNS`] times; each sweep's
+//! time per way is the median over the runs, and its allocations the largest any run made.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -22,11 +26,37 @@ pub(crate) struct Sweep {
     pub(crate) max_bond: u64,
 }
 
-/// Runs `holdfast` (the release program) once with `--compare`.
+/// Runs of `holdfast dmrg --compare` combined by [`median_of`].
+pub(crate) const RUNS: usize = 3;
+
+/// Runs `holdfast` (the release program) [`RUNS`] times with `--compare`.
 pub(crate) fn measure(holdfast: &Path) -> Result<Vec<Sweep>, DynError> {
-    let mut cmd = pinned(holdfast);
-    cmd.args(crate::demo::DMRG).arg("--json");
-    parse(&json_of(cmd)?)
+    let mut runs = Vec::with_capacity(RUNS);
+    for _ in 0..RUNS {
+        let mut cmd = pinned(holdfast);
+        cmd.args(crate::demo::DMRG).arg("--json");
+        runs.push(parse(&json_of(cmd)?)?);
+    }
+    Ok(median_of(&runs))
+}
+
+/// Per sweep (over the sweeps every run has): each way's median time, the largest allocation
+/// count and bytes, and the first run's largest bond.
+fn median_of(runs: &[Vec<Sweep>]) -> Vec<Sweep> {
+    let sweeps = runs.iter().map(Vec::len).min().unwrap_or(0);
+    (0..sweeps)
+        .map(|i| {
+            let mut out = runs[0][i];
+            for (way, seconds) in out.seconds.iter_mut().enumerate() {
+                let mut all: Vec<f64> = runs.iter().map(|r| r[i].seconds[way]).collect();
+                all.sort_by(f64::total_cmp);
+                *seconds = all[all.len() / 2];
+            }
+            out.allocations = runs.iter().map(|r| r[i].allocations).max().unwrap_or(0);
+            out.bytes = runs.iter().map(|r| r[i].bytes).max().unwrap_or(0);
+            out
+        })
+        .collect()
 }
 
 fn parse(doc: &Value) -> Result<Vec<Sweep>, DynError> {
@@ -60,7 +90,8 @@ pub(crate) fn table(sweeps: &[Sweep]) -> String {
         "`holdfast {} --json` pinned to CPU 0 (the demo's run): the same DMRG in one held session, with a scoped entry \
          per operation, and on the naive baseline (a mutex around the resources locked and a \
          pool installed per operation), each way on an engine of its own from cold resources. \
-         Heap allocations: made by the held run's calling thread during the sweep (the first \
+         Each sweep's time is the median of {RUNS} runs of the command. Heap allocations: the \
+         most the held run's calling thread made during the sweep in any run (the first \
          sweep's include building the MPO, the state and its environments).\n",
         crate::demo::DMRG.join(" ")
     );
@@ -92,7 +123,7 @@ pub(crate) fn table(sweeps: &[Sweep]) -> String {
 mod tests {
     use serde_json::json;
 
-    use super::{Sweep, parse, table};
+    use super::{Sweep, median_of, parse, table};
 
     #[test]
     fn reads_the_three_ways_and_the_allocations() {
@@ -119,5 +150,22 @@ mod tests {
         );
         assert!(t.contains("| all | | 0.300 | 0.400 | 0.600 | 1.33x | 2.00x | |"), "{t}");
         assert!(parse(&json!({"sweeps": []})).is_err());
+    }
+
+    #[test]
+    fn sweeps_are_the_median_of_the_runs() {
+        let sweep = |h: f64, c: f64, n: f64, allocations: u64| Sweep {
+            seconds: [h, c, n],
+            allocations,
+            bytes: allocations * 8,
+            max_bond: 32,
+        };
+        let runs = [
+            vec![sweep(0.5, 0.3, 0.9, 0), sweep(0.1, 0.1, 0.1, 0)],
+            vec![sweep(0.2, 0.4, 0.6, 2)],
+            vec![sweep(0.3, 0.2, 0.7, 1), sweep(0.1, 0.1, 0.1, 0)],
+        ];
+        // Only the sweeps every run has; each way's median on its own; the most allocations.
+        assert_eq!(median_of(&runs), vec![sweep(0.3, 0.3, 0.7, 2)]);
     }
 }
