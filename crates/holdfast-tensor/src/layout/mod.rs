@@ -23,7 +23,12 @@ use crate::TensorError;
 
 /// An axis list (shape or strides). Inline up to six axes, so views of ordinary tensors never
 /// allocate.
-pub type Dims = SmallVec<[usize; 6]>;
+pub type Dims = SmallVec<[usize; INLINE_AXES]>;
+
+/// The axes [`Dims`] keeps inline. Layouts of at most this many axes are also built from fixed
+/// arrays ([`Layout::from_arrays`]), which compiles to whole-array moves where a copy of a
+/// slice of unknown length calls `memcpy`.
+pub(crate) const INLINE_AXES: usize = 6;
 
 /// Shape, strides and offset of a tensor or view, in elements.
 ///
@@ -81,16 +86,14 @@ impl Layout {
     pub(crate) fn contiguous_counted(shape: &[usize]) -> Result<(Self, usize), TensorError> {
         let rank = shape.len();
         let mut acc: usize = 1;
-        if rank <= 6 {
-            let (mut dims, mut strides) = ([0; 6], [0; 6]);
+        if rank <= INLINE_AXES {
+            let (mut dims, mut strides) = ([0; INLINE_AXES], [0; INLINE_AXES]);
             for i in (0..rank).rev() {
                 dims[i] = shape[i];
                 strides[i] = acc;
                 acc = acc.checked_mul(shape[i]).ok_or_else(|| overflow(shape))?;
             }
-            let shape = Dims::from_buf_and_len(dims, rank);
-            let strides = Dims::from_buf_and_len(strides, rank);
-            return Ok((Layout { shape, strides, offset: 0 }, acc));
+            return Ok((Layout::from_arrays(rank, &dims, &strides, 0), acc));
         }
         let mut strides: Dims = SmallVec::from_elem(0, rank);
         for (stride, &dim) in strides.iter_mut().zip(shape).rev() {
@@ -122,6 +125,23 @@ impl Layout {
         };
         layout.checked_extent().ok_or_else(|| overflow(shape))?;
         Ok(layout)
+    }
+
+    /// The first `rank` (at most [`INLINE_AXES`]) entries of `shape` and `strides`, at `offset`.
+    /// The caller keeps the invariant (module docs): the axes come from a checked layout or
+    /// were checked by the caller.
+    #[inline]
+    pub(crate) fn from_arrays(
+        rank: usize,
+        shape: &[usize; INLINE_AXES],
+        strides: &[usize; INLINE_AXES],
+        offset: usize,
+    ) -> Self {
+        Layout {
+            shape: Dims::from_buf_and_len(*shape, rank),
+            strides: Dims::from_buf_and_len(*strides, rank),
+            offset,
+        }
     }
 
     /// The layout of a rank-0 (scalar) tensor: one element at offset 0.

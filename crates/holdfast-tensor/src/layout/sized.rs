@@ -1,11 +1,11 @@
 //! [`SizedLayout`]: a layout with the storage length it needs computed once, for code that
 //! builds many tensors of one layout (a prepared plan's output, on every operation).
 //!
-//! A layout of at most six axes (the inline capacity of `Dims`) is also kept as two fixed
-//! arrays: a tensor's copy is then built from them by whole-array moves, where cloning the
-//! layout's axis lists copies as many elements as they hold, through a call to `memcpy` each.
+//! A layout of at most `INLINE_AXES` axes is also kept as two fixed arrays: a tensor's copy is
+//! then built from them by whole-array moves, where cloning the layout's axis lists copies as
+//! many elements as they hold, through a call to `memcpy` each.
 
-use super::{Dims, Layout};
+use super::{INLINE_AXES, Layout};
 use crate::Element;
 use crate::TensorError;
 use crate::tensor::Tensor;
@@ -38,25 +38,21 @@ pub struct SizedLayout {
     inline: Option<Inline>,
 }
 
-/// Axes kept in fixed arrays by a [`SizedLayout`]: the inline capacity of [`Dims`], which
-/// `Dims::from_buf_and_len` checks at compile time.
-const INLINE: usize = 6;
-
-/// A layout of at most [`INLINE`] axes as fixed arrays: rank, shape and strides, offset.
+/// A layout of at most [`INLINE_AXES`] axes as fixed arrays: rank, shape and strides.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Inline {
     rank: usize,
-    shape: [usize; INLINE],
-    strides: [usize; INLINE],
+    shape: [usize; INLINE_AXES],
+    strides: [usize; INLINE_AXES],
 }
 
 impl Inline {
     fn of(layout: &Layout) -> Option<Inline> {
         let rank = layout.rank();
-        if rank > INLINE {
+        if rank > INLINE_AXES {
             return None;
         }
-        let (mut shape, mut strides) = ([0; INLINE], [0; INLINE]);
+        let (mut shape, mut strides) = ([0; INLINE_AXES], [0; INLINE_AXES]);
         shape[..rank].copy_from_slice(layout.shape());
         strides[..rank].copy_from_slice(layout.strides());
         Some(Inline { rank, shape, strides })
@@ -64,11 +60,7 @@ impl Inline {
 
     #[inline]
     fn layout(&self, offset: usize) -> Layout {
-        Layout {
-            shape: Dims::from_buf_and_len(self.shape, self.rank),
-            strides: Dims::from_buf_and_len(self.strides, self.rank),
-            offset,
-        }
+        Layout::from_arrays(self.rank, &self.shape, &self.strides, offset)
     }
 }
 
