@@ -5,8 +5,10 @@
 //! (its numba kernels warmed up on a short chain first, the MPO built untimed) and prints one
 //! JSON object. Both programs run pinned to one CPU (`taskset -c 0` when available) at one
 //! thread, on the same model, chain, schedule (16, 32, then chi), sweep count and relative
-//! discarded-weight cutoff, one after the other, case by case. Compared: the summed time of the
-//! sweeps each ran, the energy (relative difference), and the sweep count.
+//! discarded-weight cutoff, taking turns [`RUNS`] times case by case; each side's run of median
+//! time is the one compared (quimb's sweep times vary by a factor of two from run to run on a
+//! shared machine). Compared: the summed time of the sweeps each ran, the energy (relative
+//! difference), and the sweep count.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -23,6 +25,9 @@ const REQUIREMENTS: &[&str] = &["quimb==1.16.*", "numba", "threadpoolctl"];
 /// Sweeps per run, and the cutoff (W6 and the DMRG issue).
 const SWEEPS: u32 = 6;
 const CUTOFF: &str = "1e-12";
+
+/// Runs of each program per case, taking turns; the median is reported.
+const RUNS: usize = 3;
 
 /// One comparison: model, sites, final bond dimension, and the speed-up the issue asks for.
 #[derive(Debug, Clone, Copy)]
@@ -82,22 +87,26 @@ pub(crate) fn measure(
     for case in cases {
         let schedule = format!("16,32,{}", case.chi);
         let (sites, sweeps) = (case.sites.to_string(), SWEEPS.to_string());
-        let mut hf = pinned(holdfast);
-        hf.args(["dmrg", "--model", case.model, "--sites", &sites, "--bond-dim", &schedule]);
-        hf.args(["--sweeps", &sweeps, "--cutoff", CUTOFF, "--threads", "1", "--json"]);
-        let hf_doc = json_of(hf)?;
-        let mut qm = pinned(&python);
-        // The OpenBLAS core-type overrides of old builds slow a current one: not for this run.
-        qm.env_remove("OPENBLAS_CORETYPE").env_remove("OPENBLAS_L2_SIZE");
-        qm.arg(&script).args(["--model", case.model, "--sites", &sites]);
-        qm.args(["--chi", &case.chi.to_string(), "--schedule", "16,32", "--sweeps", &sweeps]);
-        qm.args(["--cutoff", CUTOFF]);
-        let qm_doc = json_of(qm)?;
-        versions = quimb_versions(&qm_doc);
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        for _ in 0..RUNS {
+            let mut hf = pinned(holdfast);
+            hf.args(["dmrg", "--model", case.model, "--sites", &sites, "--bond-dim", &schedule]);
+            hf.args(["--sweeps", &sweeps, "--cutoff", CUTOFF, "--threads", "1", "--json"]);
+            ours.push(holdfast_run(&json_of(hf)?)?);
+            let mut qm = pinned(&python);
+            // The OpenBLAS core-type overrides of old builds slow a current one: not for this run.
+            qm.env_remove("OPENBLAS_CORETYPE").env_remove("OPENBLAS_L2_SIZE");
+            qm.arg(&script).args(["--model", case.model, "--sites", &sites]);
+            qm.args(["--chi", &case.chi.to_string(), "--schedule", "16,32", "--sweeps", &sweeps]);
+            qm.args(["--cutoff", CUTOFF]);
+            let qm_doc = json_of(qm)?;
+            versions = quimb_versions(&qm_doc);
+            theirs.push(quimb_run(&qm_doc)?);
+        }
         rows.push(Row {
             label: format!("{} L={} chi={}", case.model, case.sites, case.chi),
-            holdfast: holdfast_run(&hf_doc)?,
-            quimb: quimb_run(&qm_doc)?,
+            holdfast: median_run(ours).ok_or("holdfast dmrg: no run")?,
+            quimb: median_run(theirs).ok_or("quimb script: no run")?,
             goal: case.goal,
         });
     }
@@ -118,6 +127,13 @@ fn holdfast_run(doc: &Value) -> Result<Run, DynError> {
     let seconds = sweeps.iter().filter_map(|s| s["seconds"].as_f64()).sum();
     let energy = doc["energy"].as_f64().ok_or("holdfast dmrg --json: no energy")?;
     Ok(Run { energy, seconds, sweeps: sweeps.len() })
+}
+
+/// The run of median time (the upper median of an even count); `None` when there is none.
+fn median_run(mut runs: Vec<Run>) -> Option<Run> {
+    runs.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
+    let middle = runs.len() / 2;
+    runs.into_iter().nth(middle)
 }
 
 /// The quimb script's JSON: the final energy and the sweeps' times.
@@ -162,7 +178,8 @@ pub(crate) fn verdicts(rows: &[Row]) -> Vec<Verdict> {
 pub(crate) fn table(rows: &[Row], versions: &str) -> String {
     let mut s = format!(
         "## DMRG against quimb\n\n{versions}, in a venv this command installs (`target/quimb-venv`), \
-         `scripts/quimb_dmrg_reference.py`; both pinned to CPU 0 at one thread, one after the other. \
+         `scripts/quimb_dmrg_reference.py`; both pinned to CPU 0 at one thread, taking turns {RUNS} \
+         times per case; each side's run of median time is shown. \
          Schedule 16, 32, then chi; at most {SWEEPS} sweeps (each stops early once the energy moves \
          less than 1e-12); relative discarded-weight cutoff {CUTOFF}. Times are the sum of the \
          sweeps each ran (MPO construction and numba compilation not timed).\n\n\
@@ -191,7 +208,15 @@ pub(crate) fn table(rows: &[Row], versions: &str) -> String {
 mod tests {
     use serde_json::json;
 
-    use super::{Run, holdfast_run, quimb_run, verdicts};
+    use super::{Run, holdfast_run, median_run, quimb_run, verdicts};
+
+    #[test]
+    fn the_median_run_is_the_middle_time() {
+        let run = |seconds| Run { energy: -1.0, seconds, sweeps: 6 };
+        assert_eq!(median_run(vec![run(3.0), run(1.0), run(2.0)]), Some(run(2.0)));
+        assert_eq!(median_run(vec![run(4.0), run(1.0)]), Some(run(4.0)));
+        assert_eq!(median_run(Vec::new()), None);
+    }
 
     #[test]
     fn reads_both_programs_and_judges_speed_and_energy() {
