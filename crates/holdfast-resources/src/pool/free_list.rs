@@ -4,7 +4,9 @@
 //!
 //! Invariant: `bufs` is sorted by ascending capacity and holds no zero-capacity buffer. Taking
 //! and inserting shift the tail of the list (`O(n)` moves of three words, no allocation once the
-//! outer vector has grown to the list's high-water mark).
+//! outer vector has grown to the list's high-water mark); at the list's end, where a held loop
+//! of one output size takes and returns its buffer, they are a pop and a push, with no move and
+//! no call to `memmove`.
 
 use std::any::Any;
 use std::mem;
@@ -43,7 +45,13 @@ impl<T: Element> FreeList<T> {
     pub(crate) fn take_fit(&mut self, len: usize) -> Option<Vec<T>> {
         let idx = self.bufs.partition_point(|b| b.capacity() < len);
         match self.bufs.get(idx) {
-            Some(b) if b.capacity() <= max_fit(len) => Some(self.bufs.remove(idx)),
+            Some(b) if b.capacity() <= max_fit(len) => {
+                if idx + 1 == self.bufs.len() {
+                    self.bufs.pop()
+                } else {
+                    Some(self.bufs.remove(idx))
+                }
+            }
             _ => None,
         }
     }
@@ -52,6 +60,10 @@ impl<T: Element> FreeList<T> {
     #[inline]
     pub(crate) fn insert(&mut self, buf: Vec<T>) {
         let cap = buf.capacity();
+        if self.bufs.last().is_none_or(|b| b.capacity() <= cap) {
+            self.bufs.push(buf);
+            return;
+        }
         let idx = self.bufs.partition_point(|b| b.capacity() <= cap);
         self.bufs.insert(idx, buf);
     }

@@ -33,6 +33,24 @@ fn best_fit_is_the_smallest_sufficient_capacity() {
 }
 
 #[test]
+fn gives_in_any_order_keep_capacities_sorted_and_the_largest_is_taken_from_the_end() {
+    let mut pool = BufferPool::new();
+    for cap in [16usize, 32, 32, 64, 8, 48, 64] {
+        pool.give(Vec::<f64>::with_capacity(cap));
+    }
+    let caps = pool.capacities(DType::F64);
+    assert!(caps.windows(2).all(|w| w[0] <= w[1]), "{caps:?}");
+    assert_eq!(caps.len(), 7);
+    let largest: Vec<f64> = pool.take(64);
+    assert_eq!(largest.capacity(), *caps.last().unwrap());
+    let mut rest = caps;
+    rest.pop();
+    assert_eq!(pool.capacities(DType::F64), rest);
+    pool.give(largest);
+    assert_eq!(pool.capacities(DType::F64).last(), Some(&64));
+}
+
+#[test]
 fn a_small_request_does_not_take_a_huge_buffer() {
     let mut pool = BufferPool::new();
     pool.give(Vec::<f64>::with_capacity(10_000));
