@@ -8,18 +8,28 @@
 //! exhausted, or the iteration limit is reached; the tridiagonal matrix's eigenpairs come from
 //! the session's `eigh`.
 //!
-//! A solve allocates nothing once warm: the Krylov vectors, the tridiagonal matrix and its
-//! eigenpairs come from the session's pool and go back to it, and the coefficient lists live in
-//! a [`Krylov`] the caller keeps from one bond to the next.
+//! The Krylov vectors are the rows of one matrix `Q`, so that orthogonalising `w = H·q_k`
+//! against all of them is two matrix-vector products through the session's `matmul`
+//! (`c = Q·w`, then `w -= Qᵀ·c`), done twice (classical Gram–Schmidt with one
+//! reorthogonalisation pass keeps the basis orthogonal to rounding). The first pass also
+//! takes out `α_k q_k + β_{k-1} q_{k-1}`, so the three-term recurrence needs no pass of its own:
+//! `α_k` is the sum of the two passes' last coefficients. The Ritz vector is one more product,
+//! `yᵀ·Q`.
+//!
+//! A solve allocates nothing once warm: the rows of `Q` live in one buffer that a [`Krylov`]
+//! keeps from one bond to the next (taken from the session's pool, grown when a bond needs
+//! more), and the products, the tridiagonal matrix and its eigenpairs come from the pool and go
+//! back to it.
 
-use holdfast::{OpError, Tensor};
+use holdfast::{CpuExecSession, OpError, Tensor, TensorRead};
 
 use crate::{Executor, MpsError};
 
-/// The Lanczos recurrence's lists, kept by the caller so that their capacity is reused.
+/// The Lanczos recurrence's storage, kept by the caller so that its capacity is reused.
 #[derive(Debug)]
 pub(crate) struct Krylov {
-    basis: Vec<Tensor<f64>>,
+    /// The Krylov vectors, row after row (a pool buffer; empty until the first solve).
+    rows: Option<Tensor<f64>>,
     alphas: Vec<f64>,
     betas: Vec<f64>,
     /// The lowest Ritz vector's coefficients in the basis.
@@ -30,10 +40,30 @@ impl Krylov {
     /// Lists with room for `max_iter` Krylov vectors: a solve never grows them.
     pub(crate) fn with_capacity(max_iter: usize) -> Self {
         Krylov {
-            basis: Vec::with_capacity(max_iter),
+            rows: None,
             alphas: Vec::with_capacity(max_iter),
             betas: Vec::with_capacity(max_iter),
             ritz: Vec::with_capacity(max_iter),
+        }
+    }
+
+    /// Gives the row buffer back to the session's pool.
+    pub(crate) fn recycle_into(&mut self, view: &mut CpuExecSession<'_>) {
+        if let Some(rows) = self.rows.take() {
+            view.recycle(rows);
+        }
+    }
+
+    /// A row buffer of at least `len` elements, the kept one when it is large enough.
+    fn rows(&mut self, exec: &mut impl Executor, len: usize) -> Result<Tensor<f64>, MpsError> {
+        match self.rows.take() {
+            Some(rows) if rows.numel() >= len => Ok(rows),
+            old => Ok(exec.op(|view| {
+                if let Some(old) = old {
+                    view.recycle(old);
+                }
+                view.zeros::<f64>(&[len])
+            })??),
         }
     }
 }
@@ -48,12 +78,15 @@ pub(crate) struct Bond<'a> {
 
 impl Bond<'_> {
     /// `H_eff · x` for a two-site tensor `x[a, s₁, s₂, b]`.
-    fn apply(&self, exec: &mut impl Executor, x: &Tensor<f64>) -> Result<Tensor<f64>, MpsError> {
+    fn apply(
+        &self,
+        view: &mut CpuExecSession<'_>,
+        x: TensorRead<'_, f64>,
+    ) -> Result<Tensor<f64>, OpError> {
         let spec = "pqa,aijb,qkiu,uljv,cvb->pklc";
         let path = [(0, 1), (0, 3), (0, 2), (0, 1)];
-        let operands =
-            [self.left.read(), x.read(), self.w1.read(), self.w2.read(), self.right.read()];
-        Ok(exec.op(|v| v.einsum_with_path(spec, &operands, &path))??)
+        let operands = [self.left.read(), x, self.w1.read(), self.w2.read(), self.right.read()];
+        view.einsum_with_path(spec, &operands, &path)
     }
 }
 
@@ -71,9 +104,24 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
-/// `y -= c · x`.
-fn sub_scaled(y: &mut [f64], c: f64, x: &[f64]) {
-    y.iter_mut().zip(x).for_each(|(y, x)| *y -= c * x);
+/// Takes the components along the first `k` rows of `q` (each `dim` long, orthonormal) out of
+/// `w`: `c = Q·w`, `w -= Qᵀ·c`. Returns the coefficient along row `k - 1`.
+fn project_out(
+    view: &mut CpuExecSession<'_>,
+    q: &[f64],
+    k: usize,
+    dim: usize,
+    w: &mut Tensor<f64>,
+) -> Result<f64, OpError> {
+    let basis = TensorRead::from_slice(&[k, dim], &q[..k * dim])?;
+    let c = view.matmul(basis.clone(), w.read().reshape(&[dim, 1])?)?;
+    let last = c.as_slice()[k - 1];
+    let along = view.matmul(c.read().reshape(&[1, k])?, basis);
+    view.recycle(c);
+    let along = along?;
+    w.as_mut_slice().iter_mut().zip(along.as_slice()).for_each(|(w, a)| *w -= a);
+    view.recycle(along);
+    Ok(last)
 }
 
 /// The lowest eigenvalue of `bond`'s effective Hamiltonian and its normalised eigenvector,
@@ -82,65 +130,92 @@ fn sub_scaled(y: &mut [f64], c: f64, x: &[f64]) {
 pub(crate) fn lowest(
     exec: &mut impl Executor,
     bond: &Bond<'_>,
-    start: Tensor<f64>,
+    mut start: Tensor<f64>,
     krylov: &mut Krylov,
     max_iter: usize,
     tolerance: f64,
 ) -> Result<(f64, Tensor<f64>), MpsError> {
     let dim = start.numel();
     let limit = max_iter.min(dim);
-    let Krylov { basis, alphas, betas, ritz } = krylov;
-    basis.clear();
-    alphas.clear();
-    betas.clear();
-    let mut v = start;
-    let n0 = dot(v.as_slice(), v.as_slice()).sqrt();
+    let n0 = dot(start.as_slice(), start.as_slice()).sqrt();
     if n0 == 0.0 || !n0.is_finite() {
         return Err(MpsError::InvalidParameter("the start vector of Lanczos is zero".to_owned()));
     }
-    v.as_mut_slice().iter_mut().for_each(|x| *x /= n0);
-    let (energy, last) = loop {
-        let mut w = bond.apply(exec, &v)?;
-        let alpha = dot(v.as_slice(), w.as_slice());
-        sub_scaled(w.as_mut_slice(), alpha, v.as_slice());
-        if let (Some(prev), Some(&beta)) = (basis.last(), betas.last()) {
-            sub_scaled(w.as_mut_slice(), beta, prev.as_slice());
-        }
-        basis.push(v);
+    let mut rows = krylov.rows(exec, limit * dim)?;
+    let solved = iterate(exec, bond, &start, n0, &mut rows, krylov, limit, tolerance);
+    krylov.rows = Some(rows);
+    let energy = solved?;
+    // The Ritz vector yᵀ·Q, into `start`'s buffer, normalised.
+    let Krylov { rows, ritz, .. } = krylov;
+    let q = rows.as_ref().map_or(&[][..], |r| r.as_slice());
+    let m = ritz.len();
+    exec.op(|view| -> Result<(), OpError> {
+        let basis = TensorRead::from_slice(&[m, dim], &q[..m * dim])?;
+        let y = TensorRead::from_slice(&[1, m], ritz)?;
+        let out = view.matmul(y, basis)?;
+        start.as_mut_slice().copy_from_slice(out.as_slice());
+        view.recycle(out);
+        Ok(())
+    })??;
+    let norm = dot(start.as_slice(), start.as_slice()).sqrt();
+    start.as_mut_slice().iter_mut().for_each(|x| *x /= norm);
+    Ok((energy, start))
+}
+
+/// The Lanczos iterations from `start / n0`, the Krylov vectors in `rows`; the lowest Ritz
+/// value (its coefficients in `krylov.ritz`, one per row used).
+#[allow(clippy::too_many_arguments)]
+fn iterate(
+    exec: &mut impl Executor,
+    bond: &Bond<'_>,
+    start: &Tensor<f64>,
+    n0: f64,
+    rows: &mut Tensor<f64>,
+    krylov: &mut Krylov,
+    limit: usize,
+    tolerance: f64,
+) -> Result<f64, MpsError> {
+    let Krylov { alphas, betas, ritz, .. } = krylov;
+    alphas.clear();
+    betas.clear();
+    let dim = start.numel();
+    let mut shape = [0usize; 4];
+    shape.copy_from_slice(start.shape());
+    let q = rows.as_mut_slice();
+    q[..dim].iter_mut().zip(start.as_slice()).for_each(|(q, x)| *q = x / n0);
+    loop {
+        let k = alphas.len();
+        let q_ref: &[f64] = q;
+        let (w, alpha) = exec.op(|view| -> Result<(Tensor<f64>, f64), OpError> {
+            let x = TensorRead::from_slice(&shape, &q_ref[k * dim..(k + 1) * dim])?;
+            let mut w = bond.apply(view, x)?;
+            let orthogonalised = project_out(view, q_ref, k + 1, dim, &mut w)
+                .and_then(|a| Ok(a + project_out(view, q_ref, k + 1, dim, &mut w)?));
+            match orthogonalised {
+                Ok(alpha) => Ok((w, alpha)),
+                Err(e) => {
+                    view.recycle(w);
+                    Err(e)
+                }
+            }
+        })??;
         alphas.push(alpha);
-        // Full reorthogonalisation, so that the Ritz vector is accurate to the tolerance.
-        for q in basis.iter() {
-            let c = dot(q.as_slice(), w.as_slice());
-            sub_scaled(w.as_mut_slice(), c, q.as_slice());
-        }
         let beta = dot(w.as_slice(), w.as_slice()).sqrt();
-        let e = tridiagonal_lowest(exec, alphas, betas, ritz)?;
+        let e = tridiagonal_lowest(exec, alphas, betas, ritz);
         let residual = beta * ritz.last().map_or(0.0, |c| c.abs());
-        if residual <= tolerance || beta <= 1e-14 || basis.len() >= limit {
-            break (e, w);
+        let done = e.is_err() || residual <= tolerance || beta <= 1e-14 || k + 1 >= limit;
+        if !done {
+            betas.push(beta);
+            q[(k + 1) * dim..(k + 2) * dim]
+                .iter_mut()
+                .zip(w.as_slice())
+                .for_each(|(q, w)| *q = w / beta);
         }
-        betas.push(beta);
-        w.as_mut_slice().iter_mut().for_each(|x| *x /= beta);
-        v = w;
-    };
-    // The Ritz vector Σ y_k v_k, in the first basis vector's buffer.
-    let (out, rest) = basis
-        .split_first_mut()
-        .ok_or_else(|| MpsError::InvalidParameter("empty Krylov space".to_owned()))?;
-    out.as_mut_slice().iter_mut().for_each(|x| *x *= ritz[0]);
-    for (q, &c) in rest.iter().zip(&ritz[1..]) {
-        out.as_mut_slice().iter_mut().zip(q.as_slice()).for_each(|(o, x)| *o += c * x);
+        exec.op(|view| view.recycle(w))?;
+        if done {
+            return e;
+        }
     }
-    let mut out = basis.swap_remove(0);
-    exec.op(|view| {
-        view.recycle(last);
-        for q in basis.drain(..) {
-            view.recycle(q);
-        }
-    })?;
-    let norm = dot(out.as_slice(), out.as_slice()).sqrt();
-    out.as_mut_slice().iter_mut().for_each(|x| *x /= norm);
-    Ok((energy, out))
 }
 
 /// The lowest eigenvalue of the symmetric tridiagonal matrix with diagonal `alphas` and

@@ -305,6 +305,7 @@ pub fn dmrg_observed(
     // runs next.
     exec.op(|v| {
         spent.recycle_into(v);
+        krylov.recycle_into(v);
         for t in lefts.into_iter().chain(rights) {
             v.recycle(t);
         }
