@@ -125,8 +125,8 @@ fn project_out(
 }
 
 /// The lowest eigenvalue of `bond`'s effective Hamiltonian and its normalised eigenvector,
-/// starting from `start` (not zero), with at most `max_iter` Krylov vectors. `start`'s buffer
-/// becomes the returned vector's.
+/// starting from `start` (a two-site tensor `θ[a, s₁, s₂, b]`, not zero), with at most
+/// `max_iter` Krylov vectors. `start`'s buffer becomes the returned vector's.
 pub(crate) fn lowest(
     exec: &mut impl Executor,
     bond: &Bond<'_>,
@@ -179,8 +179,12 @@ fn iterate(
     alphas.clear();
     betas.clear();
     let dim = start.numel();
-    let mut shape = [0usize; 4];
-    shape.copy_from_slice(start.shape());
+    let shape: [usize; 4] = start.shape().try_into().map_err(|_| {
+        MpsError::InvalidParameter(format!(
+            "Lanczos needs a two-site tensor of rank 4, got shape {:?}",
+            start.shape()
+        ))
+    })?;
     let q = rows.as_mut_slice();
     q[..dim].iter_mut().zip(start.as_slice()).for_each(|(q, x)| *q = x / n0);
     loop {
