@@ -135,6 +135,12 @@ pub(crate) fn lowest(
     max_iter: usize,
     tolerance: f64,
 ) -> Result<(f64, Tensor<f64>), MpsError> {
+    let shape: [usize; 4] = start.shape().try_into().map_err(|_| {
+        MpsError::InvalidParameter(format!(
+            "Lanczos needs a two-site tensor of rank 4, got shape {:?}",
+            start.shape()
+        ))
+    })?;
     let dim = start.numel();
     let limit = max_iter.min(dim);
     let n0 = dot(start.as_slice(), start.as_slice()).sqrt();
@@ -142,7 +148,8 @@ pub(crate) fn lowest(
         return Err(MpsError::InvalidParameter("the start vector of Lanczos is zero".to_owned()));
     }
     let mut rows = krylov.rows(exec, limit * dim)?;
-    let solved = iterate(exec, bond, &start, n0, &mut rows, krylov, limit, tolerance);
+    rows.as_mut_slice()[..dim].iter_mut().zip(start.as_slice()).for_each(|(q, x)| *q = x / n0);
+    let solved = iterate(exec, bond, shape, &mut rows, krylov, limit, tolerance);
     krylov.rows = Some(rows);
     let energy = solved?;
     // The Ritz vector yᵀ·Q, into `start`'s buffer, normalised.
@@ -162,14 +169,13 @@ pub(crate) fn lowest(
     Ok((energy, start))
 }
 
-/// The Lanczos iterations from `start / n0`, the Krylov vectors in `rows`; the lowest Ritz
-/// value (its coefficients in `krylov.ritz`, one per row used).
-#[allow(clippy::too_many_arguments)]
+/// The Lanczos iterations on two-site tensors of `shape` from the normalised first row of
+/// `rows`, the Krylov vectors in its rows; the lowest Ritz value (its coefficients in
+/// `krylov.ritz`, one per row used).
 fn iterate(
     exec: &mut impl Executor,
     bond: &Bond<'_>,
-    start: &Tensor<f64>,
-    n0: f64,
+    shape: [usize; 4],
     rows: &mut Tensor<f64>,
     krylov: &mut Krylov,
     limit: usize,
@@ -178,15 +184,8 @@ fn iterate(
     let Krylov { alphas, betas, ritz, .. } = krylov;
     alphas.clear();
     betas.clear();
-    let dim = start.numel();
-    let shape: [usize; 4] = start.shape().try_into().map_err(|_| {
-        MpsError::InvalidParameter(format!(
-            "Lanczos needs a two-site tensor of rank 4, got shape {:?}",
-            start.shape()
-        ))
-    })?;
+    let dim: usize = shape.iter().product();
     let q = rows.as_mut_slice();
-    q[..dim].iter_mut().zip(start.as_slice()).for_each(|(q, x)| *q = x / n0);
     loop {
         let k = alphas.len();
         let q_ref: &[f64] = q;
