@@ -2,6 +2,11 @@
 //!
 //! Like numpy's `eigh` with its default `UPLO='L'`, only the lower triangle (and the real part of
 //! the diagonal) is read: the upper triangle is taken to be its conjugate transpose.
+//!
+//! faer writes the eigenvectors at full speed only into a column-major matrix (a row-major one
+//! costs it more than the decomposition itself at n = 128, see `docs/perf/measurements.md`), so
+//! they go to a pooled column-major temporary and are transposed into the row-major result in
+//! one pass over its n² elements.
 
 use faer::linalg::evd::{self, ComputeEigenvectors};
 use faer::{MatMut, MatRef, diag::DiagMut};
@@ -55,14 +60,23 @@ pub fn eigh<T: LinalgElement, A: KernelAlloc + ?Sized>(
         let fpar = par.to_faer();
         let params = Default::default();
         let req = evd::self_adjoint_evd_scratch::<T>(n, ComputeEigenvectors::Yes, fpar, params);
-        evd::self_adjoint_evd(
+        let mut vc: Vec<T> = alloc.take(n * n);
+        let done = evd::self_adjoint_evd(
             MatRef::from_row_major_slice(mat.as_slice(), n, n),
             DiagMut::from_slice_mut(&mut s),
-            Some(MatMut::from_row_major_slice_mut(&mut v, n, n)),
+            Some(MatMut::from_column_major_slice_mut(&mut vc, n, n)),
             fpar,
             scratch.parts(req, 0).stack,
             params,
-        )
+        );
+        // Row i of v is row i of the column-major vc: element (i, j) at j·n + i.
+        for (i, row) in v.chunks_exact_mut(n).enumerate() {
+            for (j, x) in row.iter_mut().enumerate() {
+                *x = vc[j * n + i];
+            }
+        }
+        alloc.give(vc);
+        done
     };
     mat.finish(alloc);
     if converged.is_err() {

@@ -233,7 +233,8 @@ fn qr_reconstructs_with_orthonormal_q_and_upper_r() {
 fn eigh_diagonalises_and_reads_the_lower_triangle() {
     let mut rng = Rng(9);
     let mut scratch = LinalgScratch::new();
-    for n in [1, 2, 5, 32] {
+    // 130 is past faer's divide-and-conquer threshold.
+    for n in [1, 2, 5, 32, 130] {
         let x = rng.tensor(&[n, n]);
         let xs = x.as_slice();
         // The symmetric matrix of x's lower triangle; x's upper triangle is noise that must be

@@ -2,11 +2,22 @@
 //! effective Hamiltonian of one bond, applied through session contractions.
 //!
 //! The effective Hamiltonian of the bond `(i, i+1)` acts on a two-site tensor
-//! `θ[a, s₁, s₂, b]` as `L[i] · W[i] · W[i+1] · R[i+2]`, one `einsum_with_path` of four pairwise
-//! steps (`L·θ`, then `W[i]`, then `W[i+1]`, then `R`). The Krylov space grows until the
-//! residual of the lowest Ritz pair, `β_m |y_m|`, is below the tolerance, the space is
-//! exhausted, or the iteration limit is reached; the tridiagonal matrix's eigenpairs come from
-//! the session's `eigh`.
+//! `θ[a, s₁, s₂, b]` as `L[i] · W[i]W[i+1] · R[i+2]`, three pairwise contractions, each laid out
+//! so that it is one GEMM (or a batch of them) on its operands as they lie in memory, with no
+//! operand copied into GEMM layout:
+//!
+//! 1. `T[p, q, s₁, s₂, b] = Σ_a L[p, q, a] θ[a, s₁, s₂, b]`: rows `(p, q)`, columns
+//!    `(s₁, s₂, b)`;
+//! 2. `U[p, t₁, t₂, v, b] = Σ_{q, s₁, s₂} T[p, q, s₁, s₂, b] P[q, s₁, s₂, t₁, t₂, v]`: a batch
+//!    over `p` of products over the adjacent `(q, s₁, s₂)`, where `P = W[i]·W[i+1]`, the bond's
+//!    MPO pair contracted over its inner bond (`[w, 2, 2, 2, 2, w]`, ins before outs), is built
+//!    once per bond;
+//! 3. `y[p, t₁, t₂, c] = Σ_{v, b} U[p, t₁, t₂, v, b] R[c, v, b]`: rows `(p, t₁, t₂)`, the
+//!    contracted `(v, b)` adjacent in both.
+//!
+//! The Krylov space grows until the residual of the lowest Ritz pair, `β_m |y_m|`, is within
+//! the bond's tolerance ([`Tolerance`]), the space is exhausted, or the iteration limit is
+//! reached; the tridiagonal matrix's eigenpairs come from the session's `eigh`.
 //!
 //! The Krylov vectors are the rows of one matrix `Q`, so that orthogonalising `w = H·q_k`
 //! against all of them is two matrix-vector products through the session's `matmul`
@@ -68,25 +79,65 @@ impl Krylov {
     }
 }
 
-/// The environments and MPO tensors of one bond.
+/// The environments and MPO pair of one bond.
 pub(crate) struct Bond<'a> {
     pub(crate) left: &'a Tensor<f64>,
-    pub(crate) w1: &'a Tensor<f64>,
-    pub(crate) w2: &'a Tensor<f64>,
+    /// `P[q, s₁, s₂, t₁, t₂, v] = Σ_u W[i][q, t₁, s₁, u] W[i+1][u, t₂, s₂, v]` ([`pair`]).
+    pub(crate) pair: &'a Tensor<f64>,
     pub(crate) right: &'a Tensor<f64>,
 }
 
+/// The MPO pair of the bond `(i, i+1)`, `[w, 2, 2, 2, 2, w]` with both ins before both outs,
+/// the layout the effective Hamiltonian's middle step reads in place (module docs).
+///
+/// # Errors
+///
+/// As the view's `einsum`.
+pub(crate) fn pair(
+    view: &mut CpuExecSession<'_>,
+    w1: &Tensor<f64>,
+    w2: &Tensor<f64>,
+) -> Result<Tensor<f64>, OpError> {
+    view.einsum("qkiu,uljv->qijklv", &[w1.read(), w2.read()])
+}
+
 impl Bond<'_> {
-    /// `H_eff · x` for a two-site tensor `x[a, s₁, s₂, b]`.
+    /// `H_eff · x` for a two-site tensor `x[a, s₁, s₂, b]`, in the three steps of the module
+    /// docs; the two intermediates go back to the pool.
     fn apply(
         &self,
         view: &mut CpuExecSession<'_>,
         x: TensorRead<'_, f64>,
     ) -> Result<Tensor<f64>, OpError> {
-        let spec = "pqa,aijb,qkiu,uljv,cvb->pklc";
-        let path = [(0, 1), (0, 3), (0, 2), (0, 1)];
-        let operands = [self.left.read(), x, self.w1.read(), self.w2.read(), self.right.read()];
-        view.einsum_with_path(spec, &operands, &path)
+        let t = view.einsum("pqa,aijb->pqijb", &[self.left.read(), x])?;
+        let u = view.einsum("pqijb,qijklv->pklvb", &[t.read(), self.pair.read()]);
+        view.recycle(t);
+        let u = u?;
+        let y = view.einsum("pklvb,cvb->pklc", &[u.read(), self.right.read()]);
+        view.recycle(u);
+        y
+    }
+}
+
+/// When a bond's Lanczos stops: once the Ritz pair's residual is at most
+/// `max(floor, min(target, PROGRESS · r₀))`, `r₀` being the start vector's residual. `target`
+/// is how far the sweep asks each bond to go; `PROGRESS` makes every bond take the start's
+/// residual down by a real factor even when it is already within `target` (otherwise a state
+/// near a sweep's target would stop changing and look converged), and `floor` is where solving
+/// further buys nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Tolerance {
+    pub(crate) target: f64,
+    pub(crate) floor: f64,
+}
+
+/// The factor by which a bond's solve at least reduces its start vector's residual.
+const PROGRESS: f64 = 0.3;
+
+impl Tolerance {
+    /// The bond's residual bound, given its start vector's residual `r0`.
+    pub(super) fn bound(self, r0: f64) -> f64 {
+        self.floor.max(self.target.min(PROGRESS * r0))
     }
 }
 
@@ -126,14 +177,15 @@ fn project_out(
 
 /// The lowest eigenvalue of `bond`'s effective Hamiltonian and its normalised eigenvector,
 /// starting from `start` (a two-site tensor `θ[a, s₁, s₂, b]`, not zero), with at most
-/// `max_iter` Krylov vectors. `start`'s buffer becomes the returned vector's.
+/// `max_iter` Krylov vectors, stopping within `tolerance`. `start`'s buffer becomes the returned
+/// vector's.
 pub(crate) fn lowest(
     exec: &mut impl Executor,
     bond: &Bond<'_>,
     mut start: Tensor<f64>,
     krylov: &mut Krylov,
     max_iter: usize,
-    tolerance: f64,
+    tolerance: Tolerance,
 ) -> Result<(f64, Tensor<f64>), MpsError> {
     let shape: [usize; 4] = start.shape().try_into().map_err(|_| {
         MpsError::InvalidParameter(format!(
@@ -179,12 +231,13 @@ fn iterate(
     rows: &mut Tensor<f64>,
     krylov: &mut Krylov,
     limit: usize,
-    tolerance: f64,
+    tolerance: Tolerance,
 ) -> Result<f64, MpsError> {
     let Krylov { alphas, betas, ritz, .. } = krylov;
     alphas.clear();
     betas.clear();
     let dim: usize = shape.iter().product();
+    let mut bound = tolerance.floor;
     let q = rows.as_mut_slice();
     loop {
         let k = alphas.len();
@@ -206,7 +259,10 @@ fn iterate(
         let beta = dot(w.as_slice(), w.as_slice()).sqrt();
         let e = tridiagonal_lowest(exec, alphas, betas, ritz);
         let residual = beta * ritz.last().map_or(0.0, |c| c.abs());
-        let done = e.is_err() || residual <= tolerance || beta <= 1e-14 || k + 1 >= limit;
+        if k == 0 {
+            bound = tolerance.bound(residual);
+        }
+        let done = e.is_err() || residual <= bound || beta <= 1e-14 || k + 1 >= limit;
         if !done {
             betas.push(beta);
             q[(k + 1) * dim..(k + 2) * dim]

@@ -1,46 +1,58 @@
 //! Two-site DMRG (SPEC W3): left-right sweeps over the bonds of an open chain, a Lanczos
-//! eigensolver on each bond's effective Hamiltonian, SVD truncation to the sweep's bond
-//! dimension and cutoff, and cached environments.
+//! eigensolver on each bond's effective Hamiltonian, truncation to the sweep's bond dimension
+//! and cutoff (the truncated SVD's factors, by the reduced density matrix), and cached
+//! environments.
 //!
 //! # The sweep
 //!
 //! The state starts random (fixed seed, bond dimension of the first sweep) and is brought to
 //! right-canonical form, with every right environment `R[i]` built once. A sweep then visits the
 //! bonds `(0,1) … (L-2,L-1)` moving right and back moving left. At each bond the two-site tensor
-//! `θ = A[i]·A[i+1]` is improved by Lanczos, split by a truncated SVD `θ ≈ u·s·vh`, and the
-//! orthogonality centre moves on: moving right `A[i] = u`, `A[i+1] = s·vh` and `L[i+1]` grows;
-//! moving left `A[i+1] = vh`, `A[i] = u·s` and `R[i+1]` grows. Environments are the only state
-//! kept between bonds; each is recomputed exactly once per pass.
+//! `θ = A[i]·A[i+1]` is improved by Lanczos, split and truncated by the reduced density matrix
+//! (the SVD's factors, see `split`), and the orthogonality centre moves on: moving right
+//! `A[i] = u`, `A[i+1] = s·vh` and `L[i+1]` grows; moving left `A[i+1] = vh`, `A[i] = u·s` and
+//! `R[i+1]` grows. Environments are the only state kept between bonds; each is recomputed
+//! exactly once per pass. The MPO pairs `W[i]·W[i+1]` the effective Hamiltonians read are built
+//! once per run.
 //!
-//! Every tensor a bond replaces (the old site tensors and environments, θ, the SVD's factors)
-//! goes back to the session's pool, in the entry of the next operation (a spent list), and the
-//! Lanczos lists are kept from bond to bond: once the bond dimensions stop changing, a sweep is
-//! served by the pool and allocates nothing on the calling thread.
+//! Every tensor a bond replaces (the old site tensors and environments, θ, the split's
+//! temporaries) goes back to the session's pool, in the entry of the next operation (a spent
+//! list), and the Lanczos lists are kept from bond to bond: once the bond dimensions stop
+//! changing, a sweep is served by the pool and allocates nothing on the calling thread.
 //!
 //! The sweep's energy is the eigenvalue of its last bond; the run stops after the configured
 //! number of sweeps or once the energy moves less than the tolerance between two sweeps.
 //!
-//! # Loose, then tight
+//! # How far each bond is solved
 //!
-//! While the state is still far from converged, a tight local solve is wasted: the next sweep
-//! replaces it. So the first sweeps stop each bond's Lanczos at a loose residual
-//! (`LOOSE_RESIDUAL`); once the energy moves by less than `TIGHTEN_AT` relative between two
-//! sweeps (or by less than the tolerance) the configured residual takes over, and the run stops
-//! on the tolerance only after a sweep solved at that residual. A loose solve can stall near
-//! degenerate ground states (the ordered phase of tfim) with the energy far from converged but
-//! no longer moving; the switch catches that stall too, since it is a small change.
+//! A local solve far more precise than the state it sits in is wasted: the next sweep replaces
+//! it while the state still moves, and once the truncation limits the state, no solve gets the
+//! energy below what the truncation allows. So each sweep sets its bonds a residual target from
+//! what the previous sweep showed (`next_target`): `RESIDUAL_FACTOR · √x`, where `x` is the
+//! larger of the energy's change over that sweep and its largest discarded weight (a local
+//! eigenvalue is off by about the residual's square over the gap), between the configured
+//! residual and `MAX_RESIDUAL`; the first sweep, with nothing to judge by, takes
+//! `FIRST_RESIDUAL`. The floor below which no sweep goes is the configured residual, or
+//! `RESIDUAL_FACTOR · √(discarded weight)` when the truncation is the larger limit. Every bond
+//! also takes its start vector's residual down by a fixed factor (`lanczos::Tolerance`), so a
+//! sweep with a loose target still moves the state; a loose solve that stalls (near degenerate
+//! ground states, say) shows as a small change, which tightens the next sweep. The run stops on
+//! the tolerance only after a sweep solved at the floor.
 
 mod lanczos;
+mod split;
+#[cfg(test)]
+mod tests;
 
 use std::time::Instant;
 
 use holdfast::{OpError, Svd, Tensor, Truncation};
 
-use crate::centre::absorb;
 use crate::env::{grow_left, grow_right, trivial};
 use crate::spent::Spent;
 use crate::{Executor, Model, Mpo, Mps, MpsError};
-use lanczos::{Bond, Krylov, lowest};
+use lanczos::{Bond, Krylov, Tolerance, lowest, pair};
+use split::Split;
 
 /// Settings of a [`dmrg`] run.
 ///
@@ -65,13 +77,15 @@ pub struct DmrgConfig {
     seed: u64,
 }
 
-/// The local solver's residual in the early sweeps: the local energy's error is of its square,
-/// far below what a sweep that still moves the state resolves.
-const LOOSE_RESIDUAL: f64 = 1e-5;
+/// The residual target of the first sweep, from a random state.
+const FIRST_RESIDUAL: f64 = 1e-5;
 
-/// The relative energy change between two sweeps below which the configured residual takes
-/// over from [`LOOSE_RESIDUAL`].
-const TIGHTEN_AT: f64 = 1e-8;
+/// The loosest residual target a sweep sets.
+const MAX_RESIDUAL: f64 = 1e-3;
+
+/// A sweep's residual target over the square root of what the previous sweep moved or dropped
+/// (module docs).
+const RESIDUAL_FACTOR: f64 = 0.1;
 
 impl DmrgConfig {
     /// A schedule of bond dimensions, one per sweep, the last repeated; 10 sweeps at most, a
@@ -95,7 +109,7 @@ impl DmrgConfig {
         DmrgConfig { sweeps, ..self }
     }
 
-    /// The SVD's relative discarded-weight cutoff.
+    /// The truncation's relative discarded-weight cutoff (`Σ dropped s² / Σ s²`).
     #[must_use]
     pub fn cutoff(self, cutoff: f64) -> Self {
         DmrgConfig { cutoff, ..self }
@@ -240,9 +254,14 @@ pub fn dmrg_observed(
     // environments past the bond) and the right environments it replaces.
     let mut spent = Spent::with_capacity(sites + 4);
     let mut krylov = Krylov::with_capacity(config.krylov);
-    // Early sweeps solve each bond loosely; the configured residual takes over once the energy
-    // has nearly settled, and the run stops only on a sweep solved at it (module docs).
-    let mut residual = LOOSE_RESIDUAL.max(config.residual);
+    let mut split = Split::default();
+    let pairs = (0..sites - 1)
+        .map(|i| exec.op(|v| pair(v, mpo.tensor(i), mpo.tensor(i + 1)))?.map_err(MpsError::from))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Each sweep's residual target follows what the previous one moved and dropped; the run
+    // stops only on a sweep solved at the floor (module docs).
+    let mut tolerance =
+        Tolerance { target: FIRST_RESIDUAL.max(config.residual), floor: config.residual };
     for sweep in 0..config.sweeps {
         let started = Instant::now();
         let trunc = Truncation::none().max_rank(config.bond_dim(sweep)).cutoff(config.cutoff);
@@ -256,23 +275,13 @@ pub fn dmrg_observed(
                 spent.recycle_into(v);
                 v.einsum_with_path("asb,btc->astc", &[a.read(), b.read()], &[(0, 1)])
             })??;
-            let bond = Bond {
-                left: &lefts[i],
-                w1: mpo.tensor(i),
-                w2: mpo.tensor(i + 1),
-                right: &rights[i + 2],
-            };
-            let (value, theta) = lowest(exec, &bond, theta, &mut krylov, config.krylov, residual)?;
+            let bond = Bond { left: &lefts[i], pair: &pairs[i], right: &rights[i + 2] };
+            let (value, theta) = lowest(exec, &bond, theta, &mut krylov, config.krylov, tolerance)?;
             e = value;
-            let svd = exec.op(|v| {
-                let svd = v.svd(theta.read(), &[0, 1], trunc);
-                v.recycle(theta);
-                svd
-            })??;
-            discarded = discarded.max(svd.discarded_weight);
-            let (next_i, next_j) = absorb_singular_values(exec, svd, right_moving)?;
-            spent.push(std::mem::replace(&mut mps.tensors[i], next_i));
-            spent.push(std::mem::replace(&mut mps.tensors[i + 1], next_j));
+            let parts = exec.op(|v| split.split(v, theta, trunc, right_moving))??;
+            discarded = discarded.max(parts.discarded_weight);
+            spent.push(std::mem::replace(&mut mps.tensors[i], parts.left));
+            spent.push(std::mem::replace(&mut mps.tensors[i + 1], parts.right));
             if right_moving {
                 spent.extend(lefts.drain(i + 1..));
                 let grown = grow_left(exec, &lefts[i], &mps.tensors[i], mpo.tensor(i))?;
@@ -292,41 +301,32 @@ pub fn dmrg_observed(
         observe(sweep, &stats);
         sweeps.push(stats);
         let change = (e - energy).abs();
-        let tight = residual <= config.residual;
+        let tight = tolerance.target <= tolerance.floor;
         energy = e;
         if tight && change < config.tolerance {
             break;
         }
-        if !tight && (change < config.tolerance || change <= TIGHTEN_AT * e.abs()) {
-            residual = config.residual;
-        }
+        tolerance = next_target(config.residual, change, discarded);
     }
     // The environments and the last spent tensors back to the pool, for whatever the session
     // runs next.
     exec.op(|v| {
         spent.recycle_into(v);
         krylov.recycle_into(v);
-        for t in lefts.into_iter().chain(rights) {
+        for t in lefts.into_iter().chain(rights).chain(pairs) {
             v.recycle(t);
         }
     })?;
     Ok(DmrgRun { energy, sweeps, mps })
 }
 
-/// The new tensors of the bond's two sites from its SVD: `(u, s·vh)` moving right (the centre
-/// moves to the right site), `(u·s, vh)` moving left. The factors absorbed go back to the pool
-/// in the same entry.
-fn absorb_singular_values(
-    exec: &mut impl Executor,
-    svd: Svd<f64>,
-    right_moving: bool,
-) -> Result<(Tensor<f64>, Tensor<f64>), MpsError> {
-    let Svd { u, s, vh, .. } = svd;
-    Ok(exec.op(|v| {
-        let pair = absorb(v, u, s.read(), vh, right_moving);
-        v.recycle(s);
-        pair
-    })??)
+/// The residual target and floor of the next sweep, from the configured residual and what the
+/// sweep just run moved (`change`, NaN after the first) and dropped (module docs).
+fn next_target(residual: f64, change: f64, discarded: f64) -> Tolerance {
+    let floor = (RESIDUAL_FACTOR * discarded.sqrt()).max(residual);
+    let moved = if change.is_nan() { f64::INFINITY } else { change };
+    let target = (RESIDUAL_FACTOR * moved.max(discarded).sqrt()).min(MAX_RESIDUAL).max(floor);
+    Tolerance { target, floor }
 }
 
 /// Brings `mps` to right-canonical form (every site but the first right-orthonormal) and
