@@ -11,7 +11,7 @@
 //! 2. `U[p, t₁, t₂, v, b] = Σ_{q, s₁, s₂} T[p, q, s₁, s₂, b] P[q, s₁, s₂, t₁, t₂, v]`: a batch
 //!    over `p` of products over the adjacent `(q, s₁, s₂)`, where `P = W[i]·W[i+1]`, the bond's
 //!    MPO pair contracted over its inner bond (`[w, 2, 2, 2, 2, w]`, ins before outs), is built
-//!    once per bond;
+//!    once per run ([`pair`]);
 //! 3. `y[p, t₁, t₂, c] = Σ_{v, b} U[p, t₁, t₂, v, b] R[c, v, b]`: rows `(p, t₁, t₂)`, the
 //!    contracted `(v, b)` adjacent in both.
 //!

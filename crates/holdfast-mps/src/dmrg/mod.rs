@@ -255,9 +255,11 @@ pub fn dmrg_observed(
     let mut spent = Spent::with_capacity(sites + 4);
     let mut krylov = Krylov::with_capacity(config.krylov);
     let mut split = Split::default();
-    let pairs = (0..sites - 1)
-        .map(|i| exec.op(|v| pair(v, mpo.tensor(i), mpo.tensor(i + 1)))?.map_err(MpsError::from))
-        .collect::<Result<Vec<_>, _>>()?;
+    let pairs = exec.op(|v| {
+        (0..sites - 1)
+            .map(|i| pair(v, mpo.tensor(i), mpo.tensor(i + 1)))
+            .collect::<Result<Vec<_>, OpError>>()
+    })??;
     // Each sweep's residual target follows what the previous one moved and dropped; the run
     // stops only on a sweep solved at the floor (module docs).
     let mut tolerance =

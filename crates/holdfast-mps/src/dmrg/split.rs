@@ -98,36 +98,9 @@ impl Split {
         self.values.clear();
         self.values.extend(w.as_slice().iter().rev().map(|&x| x.max(0.0).sqrt()));
         v.recycle(w);
-        let ranked = trunc.rank_of(&self.values);
-        let (rank, discarded_weight) = match ranked {
-            Ok(r) => r,
-            Err(e) => {
-                v.recycle(vectors);
-                return Err(e.into());
-            }
-        };
-        // The kept eigenvectors: column dim-1-k of `vectors` is the k-th largest.
-        let kept = v.zeros::<f64>(&[dim * rank]);
-        let mut kept = match kept {
-            Ok(t) => t,
-            Err(e) => {
-                v.recycle(vectors);
-                return Err(e);
-            }
-        };
-        let cells = kept.as_mut_slice();
-        for (i, row) in vectors.as_slice().chunks_exact(dim).enumerate() {
-            for (k, &x) in row.iter().rev().take(rank).enumerate() {
-                // Moving right the kept vectors are the columns of A[i] (`[m, rank]`), moving left
-                // the rows of A[i+1] (`[rank, n]`).
-                if right_moving {
-                    cells[i * rank + k] = x;
-                } else {
-                    cells[k * dim + i] = x;
-                }
-            }
-        }
+        let kept = self.keep(v, &vectors, trunc, right_moving);
         v.recycle(vectors);
+        let (kept, rank, discarded_weight) = kept?;
         let (data, _) = kept.into_parts();
         let shape: &[usize] = if right_moving { &[a, s1, rank] } else { &[rank, s2, b] };
         let kept = Tensor::from_shape_vec(shape, data)?;
@@ -145,6 +118,34 @@ impl Split {
         };
         let (left, right) = if right_moving { (kept, other) } else { (other, kept) };
         Ok(Parts { left, right, discarded_weight })
+    }
+
+    /// The eigenvectors of `vectors` (`dim × dim`, ascending eigenvalues, the square roots of
+    /// which are in `self.values` largest first) that `trunc` keeps, largest first: as the
+    /// columns of a `dim × rank` buffer moving right, as the rows of a `rank × dim` one moving
+    /// left; with the rank and the discarded weight.
+    fn keep(
+        &self,
+        v: &mut CpuExecSession<'_>,
+        vectors: &Tensor<f64>,
+        trunc: Truncation,
+        right_moving: bool,
+    ) -> Result<(Tensor<f64>, usize, f64), OpError> {
+        let dim = self.values.len();
+        let (rank, discarded_weight) = trunc.rank_of(&self.values)?;
+        let mut kept = v.zeros::<f64>(&[dim * rank])?;
+        let cells = kept.as_mut_slice();
+        for (i, row) in vectors.as_slice().chunks_exact(dim).enumerate() {
+            // Column dim-1-k of `vectors` is the k-th largest.
+            for (k, &x) in row.iter().rev().take(rank).enumerate() {
+                if right_moving {
+                    cells[i * rank + k] = x;
+                } else {
+                    cells[k * dim + i] = x;
+                }
+            }
+        }
+        Ok((kept, rank, discarded_weight))
     }
 }
 
