@@ -22,6 +22,12 @@ use crate::Par;
 /// for them: faer would make the same choice after its per-call dispatch).
 pub(crate) const NANO_GEMM_MAX_MACS: usize = 16 * 16 * 16;
 
+/// Longest dimension sent to nano-gemm. Its kernels vectorise along `m` and unroll `n` by a
+/// few columns; a long `k` or `n` under a single row or column (a dot product, or a vector
+/// times a long matrix, within the MAC limit) runs through scalar kernels, where faer's
+/// matrix-vector paths, which faer itself takes for such shapes before nano-gemm, vectorise.
+pub(crate) const NANO_GEMM_MAX_DIM: usize = 64;
+
 /// A stride as faer wants it. Strides of unit dimensions are never used to address anything, so
 /// they are replaced by 0 when they would not fit.
 fn istride(stride: usize, dim: usize) -> isize {
@@ -116,7 +122,7 @@ impl FaerViews {
     /// The normalised nano-gemm shape when the product is small enough for nano-gemm.
     fn nano_shape(&self) -> Option<NanoShape> {
         let (m, n, k) = (self.a.rows, self.b.cols, self.a.cols);
-        (m * n * k <= NANO_GEMM_MAX_MACS).then(|| {
+        (m * n * k <= NANO_GEMM_MAX_MACS && m.max(n).max(k) <= NANO_GEMM_MAX_DIM).then(|| {
             NanoShape::new(
                 (m, n, k),
                 (self.c.rs, self.c.cs),

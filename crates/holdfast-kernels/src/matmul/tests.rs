@@ -206,3 +206,34 @@ fn vector_products_run_nano_gemm_directly() {
         }
     }
 }
+
+#[test]
+fn long_vector_products_go_to_faer_and_stay_exact() {
+    // nano-gemm runs a product with a long dimension under a single row or column through
+    // scalar kernels; such products go to faer's matrix-vector paths, small ones stay on
+    // nano-gemm. (m, n, k), row-major operands.
+    let dense = |rows: usize, cols: usize| MatSpec { rows, cols, rs: cols, cs: 1 };
+    let cases = [((1, 1, 4096), false), ((1, 4096, 1), false), ((3, 1, 1024), false)];
+    let small = [((1, 1, 64), true), ((4, 4, 4), true), ((16, 16, 16), true), ((1, 64, 64), true)];
+    for ((m, n, k), nano) in cases.into_iter().chain(small) {
+        let views = super::bridge::FaerViews::new(dense(m, k), dense(k, n), dense(m, n));
+        assert_eq!(views.nano_plans().is_some(), nano, "{m}x{n}x{k}");
+        let (av, bv) = (fill(m * k, 3), fill(k * n, 4));
+        let spec = BatchSpec {
+            batch: 1,
+            a: dense(m, k),
+            b: dense(k, n),
+            c: dense(m, n),
+            sa: 0,
+            sb: 0,
+            sc: 0,
+        };
+        let mut out = vec![0.0; m * n];
+        let (ra, rb) = (MatRef::new(&av, 0), MatRef::new(&bv, 0));
+        run_batch(&spec, MatMut::new(&mut out, 0), ra, rb, Accum::Replace, Par::Seq);
+        let want = reference(m, n, k, (&av, k, 1), (&bv, n, 1));
+        for (got, want) in out.iter().zip(&want) {
+            assert!((got - want).abs() < 1e-12 * want.abs().max(1.0), "{m}x{n}x{k}");
+        }
+    }
+}

@@ -132,7 +132,7 @@ pub(crate) struct Tolerance {
 }
 
 /// The factor by which a bond's solve at least reduces its start vector's residual.
-const PROGRESS: f64 = 0.3;
+const PROGRESS: f64 = 0.5;
 
 impl Tolerance {
     /// The bond's residual bound, given its start vector's residual `r0`.

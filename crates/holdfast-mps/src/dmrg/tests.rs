@@ -38,7 +38,9 @@ fn every_bond_makes_progress_within_the_floor() {
     // A start far from the target: the target.
     assert_eq!(t.bound(1.0), 1e-3);
     // A start already within the target: a factor of progress still.
-    assert!((t.bound(1e-4) - 3e-5).abs() < 1e-18);
+    assert!((t.bound(1e-4) - 5e-5).abs() < 1e-18);
+    // A start within twice the floor: the floor.
+    assert_eq!(t.bound(1.5e-6), 1e-6);
     // Never below the floor.
     assert_eq!(t.bound(1e-6), 1e-6);
 }
