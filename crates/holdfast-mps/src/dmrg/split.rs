@@ -21,8 +21,12 @@
 //!   `ε·‖θ‖²`, so weights below about 1e-15 of the total are rounding, far below the cutoffs a
 //!   DMRG truncates at. Negative rounding is read as zero.
 //!
-//! Where the matrix to diagonalise would be the larger side (moving right with `m > n`, moving
-//! left with `n > m`: the ends of the chain), the split is the session's truncated SVD instead.
+//! The matrix to diagonalise may be the larger side (moving right with `m > n`): a cutoff leaves
+//! neighbouring bonds of slightly different dimensions all along the chain. Its eigenvalues past
+//! `min(m, n)` are then rounding, and only the first `min(m, n)` count, as many as the SVD has
+//! singular values, so the rank and the discarded weight are the SVD's. Where it would be more
+//! than twice the other side (the ends of the chain), the split is the session's truncated SVD
+//! instead ([`gram_pays`]).
 
 use holdfast::{CpuExecSession, OpError, Tensor, Truncation};
 
@@ -63,7 +67,7 @@ impl Split {
         right_moving: bool,
     ) -> Result<Parts, MpsError> {
         let out = match *theta.shape() {
-            [a, s1, s2, b] if (a * s1 <= s2 * b) == right_moving || a * s1 == s2 * b => {
+            [a, s1, s2, b] if gram_pays(a * s1, s2 * b, right_moving) => {
                 self.by_density_matrix(v, &theta, [a, s1, s2, b], trunc, right_moving)
             }
             [_, _, _, _] => by_svd(v, &theta, trunc, right_moving),
@@ -94,11 +98,13 @@ impl Split {
             gram.read().reshape(&[dim, dim]).map_err(OpError::from).and_then(|g| v.eigh(g));
         v.recycle(gram);
         let (w, vectors) = solved?;
-        // Largest weight first, as an SVD orders its values.
+        // Largest weight first, as an SVD orders its values, and as many as the SVD has: past
+        // min(m, n) the eigenvalues of a Gram matrix of the longer side are rounding.
+        let count = (a * s1).min(s2 * b);
         self.values.clear();
-        self.values.extend(w.as_slice().iter().rev().map(|&x| x.max(0.0).sqrt()));
+        self.values.extend(w.as_slice().iter().rev().take(count).map(|&x| x.max(0.0).sqrt()));
         v.recycle(w);
-        let kept = self.keep(v, &vectors, trunc, right_moving);
+        let kept = self.keep(v, &vectors, dim, trunc, right_moving);
         v.recycle(vectors);
         let (kept, rank, discarded_weight) = kept?;
         let (data, _) = kept.into_parts();
@@ -121,17 +127,17 @@ impl Split {
     }
 
     /// The eigenvectors of `vectors` (`dim × dim`, ascending eigenvalues, the square roots of
-    /// which are in `self.values` largest first) that `trunc` keeps, largest first: as the
-    /// columns of a `dim × rank` buffer moving right, as the rows of a `rank × dim` one moving
-    /// left; with the rank and the discarded weight.
+    /// the largest of which are in `self.values` largest first) that `trunc` keeps, largest
+    /// first: as the columns of a `dim × rank` buffer moving right, as the rows of a
+    /// `rank × dim` one moving left; with the rank and the discarded weight.
     fn keep(
         &self,
         v: &mut CpuExecSession<'_>,
         vectors: &Tensor<f64>,
+        dim: usize,
         trunc: Truncation,
         right_moving: bool,
     ) -> Result<(Tensor<f64>, usize, f64), OpError> {
-        let dim = self.values.len();
         let (rank, discarded_weight) = trunc.rank_of(&self.values)?;
         let mut kept = v.zeros::<f64>(&[dim * rank])?;
         let cells = kept.as_mut_slice();
@@ -147,6 +153,16 @@ impl Split {
         }
         Ok((kept, rank, discarded_weight))
     }
+}
+
+/// Whether the split goes by the density matrix: the matrix to diagonalise (`m × m` moving
+/// right, `n × n` moving left, for `θ` of `m × n`) is at most twice the other side. A bond of
+/// dimension χ next to one of χ - 1 (the cutoff sets them) is then one eigendecomposition of
+/// `2χ`, which costs a fraction of the SVD of `2χ × 2(χ - 1)`; at the chain's ends, where one
+/// side is a few times the other, the SVD of the thin matrix is the cheaper.
+fn gram_pays(m: usize, n: usize, right_moving: bool) -> bool {
+    let (gram, other) = if right_moving { (m, n) } else { (n, m) };
+    gram <= 2 * other
 }
 
 /// The split by the session's truncated SVD, the singular values absorbed on the side the

@@ -1,6 +1,6 @@
 //! The density-matrix split against the session's truncated SVD: the same rank and discarded
-//! weight, the same truncated two-site tensor, and the orthonormality each direction promises;
-//! the SVD fallback at the ends of a chain.
+//! weight, the same truncated two-site tensor, and the orthonormality each direction promises,
+//! also when the density matrix is of the longer side; the SVD fallback at the ends of a chain.
 #![allow(clippy::expect_used, clippy::unwrap_used, reason = "a failed expect is a failed test")]
 
 use holdfast::{CpuBackend, CpuExecSession, Tensor, Truncation};
@@ -80,7 +80,18 @@ fn both(
 #[test]
 fn the_split_is_the_truncated_svd_in_both_directions() {
     for right_moving in [true, false] {
-        for shape in [[6, 2, 2, 6], [4, 2, 2, 8], [8, 2, 2, 4], [1, 2, 2, 5], [5, 2, 2, 1]] {
+        // Equal sides; a density matrix of the longer side, twice and just over the other
+        // (neighbouring bonds a cutoff left at different dimensions); the chain's ends.
+        let shapes = [
+            [6, 2, 2, 6],
+            [4, 2, 2, 8],
+            [8, 2, 2, 4],
+            [6, 2, 2, 5],
+            [5, 2, 2, 6],
+            [1, 2, 2, 5],
+            [5, 2, 2, 1],
+        ];
+        for shape in shapes {
             for trunc in [
                 Truncation::none(),
                 Truncation::none().max_rank(5),
@@ -93,7 +104,10 @@ fn the_split_is_the_truncated_svd_in_both_directions() {
                 assert_eq!(&parts.left.shape()[..2], &shape[..2], "{what}");
                 assert_eq!(&parts.right.shape()[1..], &shape[2..], "{what}");
                 assert!((parts.discarded_weight - discarded).abs() < 1e-12, "{what}");
-                assert!(max_diff(&got, &want) < 1e-12, "{what}: {}", max_diff(&got, &want));
+                // The density matrix's eigenvectors are accurate to about ε·‖θ‖²/gap, so the
+                // product misses about ε·‖θ‖²/s of θ along a kept value s: 1e-11 for the
+                // smallest here (0.3⁹ ≈ 2e-5, ‖θ‖ about 1), against the SVD's 1e-16.
+                assert!(max_diff(&got, &want) < 5e-11, "{what}: {}", max_diff(&got, &want));
                 if right_moving {
                     assert_orthonormal_columns(parts.left.as_slice(), rank);
                 } else {
