@@ -17,7 +17,8 @@
 //!
 //! The Krylov space grows until the residual of the lowest Ritz pair, `β_m |y_m|`, is within
 //! the bond's tolerance ([`Tolerance`]), the space is exhausted, or the iteration limit is
-//! reached; the tridiagonal matrix's eigenpairs come from the session's `eigh`.
+//! reached; the tridiagonal matrix's lowest eigenpair is solved on its two diagonals
+//! ([`tridiagonal`]), not as a dense matrix.
 //!
 //! The Krylov vectors are the rows of one matrix `Q`, so that orthogonalising `w = H·q_k`
 //! against all of them is two matrix-vector products through the session's `matmul`
@@ -29,11 +30,12 @@
 //!
 //! A solve allocates nothing once warm: the rows of `Q` live in one buffer that a [`Krylov`]
 //! keeps from one bond to the next (taken from the session's pool, grown when a bond needs
-//! more), and the products, the tridiagonal matrix and its eigenpairs come from the pool and go
-//! back to it.
+//! more), the products come from the pool and go back to it, and the recurrence's coefficients
+//! and the tridiagonal solver's rows are lists the [`Krylov`] keeps.
 
 use holdfast::{CpuExecSession, OpError, Tensor, TensorRead};
 
+use super::tridiagonal;
 use crate::{Executor, MpsError};
 
 /// The Lanczos recurrence's storage, kept by the caller so that its capacity is reused.
@@ -45,6 +47,8 @@ pub(crate) struct Krylov {
     betas: Vec<f64>,
     /// The lowest Ritz vector's coefficients in the basis.
     ritz: Vec<f64>,
+    /// The tridiagonal solver's working rows.
+    scratch: tridiagonal::Scratch,
 }
 
 impl Krylov {
@@ -55,6 +59,7 @@ impl Krylov {
             alphas: Vec::with_capacity(max_iter),
             betas: Vec::with_capacity(max_iter),
             ritz: Vec::with_capacity(max_iter),
+            scratch: tridiagonal::Scratch::with_capacity(max_iter),
         }
     }
 
@@ -233,7 +238,7 @@ fn iterate(
     limit: usize,
     tolerance: Tolerance,
 ) -> Result<f64, MpsError> {
-    let Krylov { alphas, betas, ritz, .. } = krylov;
+    let Krylov { alphas, betas, ritz, scratch, .. } = krylov;
     alphas.clear();
     betas.clear();
     let dim: usize = shape.iter().product();
@@ -257,12 +262,12 @@ fn iterate(
         })??;
         alphas.push(alpha);
         let beta = dot(w.as_slice(), w.as_slice()).sqrt();
-        let e = tridiagonal_lowest(exec, alphas, betas, ritz);
+        let e = tridiagonal::lowest(alphas, betas, ritz, scratch);
         let residual = beta * ritz.last().map_or(0.0, |c| c.abs());
         if k == 0 {
             bound = tolerance.bound(residual);
         }
-        let done = e.is_err() || residual <= bound || beta <= 1e-14 || k + 1 >= limit;
+        let done = residual <= bound || beta <= 1e-14 || k + 1 >= limit;
         if !done {
             betas.push(beta);
             q[(k + 1) * dim..(k + 2) * dim]
@@ -272,39 +277,7 @@ fn iterate(
         }
         exec.op(|view| view.recycle(w))?;
         if done {
-            return e;
+            return Ok(e);
         }
     }
-}
-
-/// The lowest eigenvalue of the symmetric tridiagonal matrix with diagonal `alphas` and
-/// off-diagonal `betas` (one shorter), through the session's `eigh`; its eigenvector goes to
-/// `ritz`.
-fn tridiagonal_lowest(
-    exec: &mut impl Executor,
-    alphas: &[f64],
-    betas: &[f64],
-    ritz: &mut Vec<f64>,
-) -> Result<f64, MpsError> {
-    let m = alphas.len();
-    Ok(exec.op(|view| -> Result<f64, OpError> {
-        let mut t = view.zeros::<f64>(&[m, m])?;
-        let cells = t.as_mut_slice();
-        for (i, &a) in alphas.iter().enumerate() {
-            cells[i * m + i] = a;
-        }
-        for (i, &b) in betas.iter().enumerate().take(m.saturating_sub(1)) {
-            cells[(i + 1) * m + i] = b;
-            cells[i * m + i + 1] = b;
-        }
-        let solved = view.eigh(t.read());
-        view.recycle(t);
-        let (w, v) = solved?;
-        ritz.clear();
-        ritz.extend((0..m).map(|k| v.as_slice()[k * m]));
-        let lowest = w.as_slice()[0];
-        view.recycle(w);
-        view.recycle(v);
-        Ok(lowest)
-    })??)
 }

@@ -43,6 +43,9 @@ mod lanczos;
 mod split;
 #[cfg(test)]
 mod tests;
+mod tridiagonal;
+#[cfg(test)]
+mod uniform;
 
 use std::time::Instant;
 

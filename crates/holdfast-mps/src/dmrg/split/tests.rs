@@ -17,13 +17,7 @@ fn backend() -> CpuBackend {
 fn theta(v: &mut CpuExecSession<'_>, shape: [usize; 4], decay: f64, seed: u64) -> Tensor<f64> {
     let (m, n) = (shape[0] * shape[1], shape[2] * shape[3]);
     let k = m.min(n);
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-    };
+    let mut next = crate::dmrg::uniform::uniform(seed);
     let scale: Vec<f64> = std::iter::successors(Some(1.0), |s| Some(s * decay)).take(k).collect();
     let x: Vec<f64> = (0..m * k).map(|i| next() * scale[i % k]).collect();
     let y: Vec<f64> = (0..k * n).map(|_| next()).collect();
