@@ -166,9 +166,12 @@ impl EinsumPlan {
                 Core::Gemm(g) => {
                     let accum = if g.accumulate { Accum::Add } else { Accum::Replace };
                     let (a, b) = (MatRef::new(ad, ao), MatRef::new(bd, bo));
-                    match &g.outer {
-                        None => g.gemm.run(MatMut::new(&mut out, 0), a, b, accum, par),
-                        Some(nest) => nest.for_each_offset(|pc, pa, pb| {
+                    match (&g.blocks, &g.outer) {
+                        (Some(blocks), _) => {
+                            blocks.run(&mut out, (ad, ao), (bd, bo), accum, alloc, par);
+                        }
+                        (None, None) => g.gemm.run(MatMut::new(&mut out, 0), a, b, accum, par),
+                        (None, Some(nest)) => nest.for_each_offset(|pc, pa, pb| {
                             let c = MatMut::new(&mut out, pc);
                             g.gemm.run(c, a.shifted(pa), b.shifted(pb), accum, par);
                         }),

@@ -9,6 +9,8 @@
 //! - Each pairwise step lowers to (batched) GEMM on strided views, copying an operand only when
 //!   its labels cannot be grouped into matrix axes in place; a step with nothing to contract is
 //!   an elementwise product. Labels that only one operand has and nobody needs are summed first.
+//!   A large copy that leads with loop labels is made a block of items at a time into one reused
+//!   buffer, each block multiplied as soon as it is copied, so the operand never lives twice.
 //!   Each intermediate is laid out the way the step that consumes it reads it, and the last step
 //!   writes the output's layout directly when that is cheaper than a final permute.
 //! - [`EinsumPlan`] is the analysis, prepared once per (spec, dtype, shapes, strides, path) and
@@ -20,6 +22,7 @@
 //!   [`FanOut::contraction`](crate::FanOut) flops, each step may fan out by its own family's
 //!   size.
 
+mod blocks;
 mod broadcast;
 mod execute;
 mod key;

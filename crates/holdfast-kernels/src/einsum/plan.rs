@@ -6,6 +6,7 @@
 
 use holdfast_tensor::{DType, Dims, SizedLayout};
 
+use super::blocks::Blocks;
 use crate::matmul::batch::PreparedGemm;
 use crate::strided::{Axes, Nest};
 
@@ -43,6 +44,9 @@ pub(crate) struct GemmCore {
     pub(crate) outer: Option<Nest>,
     /// The step's product, prepared once with the plan.
     pub(crate) gemm: PreparedGemm,
+    /// A large copy made block by block with the product instead (`a_copy` or `b_copy` is then
+    /// `None` for that side).
+    pub(crate) blocks: Option<Blocks>,
     /// Some loops run over contracted labels (C's stride 0 there): C starts zeroed and every
     /// GEMM call adds its product.
     pub(crate) accumulate: bool,

@@ -2,6 +2,7 @@
 //! contracted, how each operand is seen as a strided matrix (in place, copied, or looped over),
 //! and the result's layout (see `planner.rs` for the whole plan).
 
+use super::blocks::{Blocks, Side, split_innermost};
 use super::layout::{Choice, Form, Want, dense_len, gemm_ready};
 use super::plan::{Core, GemmCore, Step};
 use super::planner::{Operand, presum};
@@ -123,6 +124,8 @@ pub(super) fn plan_step(
         }
     }
     let Some(ch) = best else { unreachable_step() };
+    let (a_src, b_src) = (a.clone(), b.clone());
+    let (a_order, b_order) = (ch.a_copy.clone(), ch.b_copy.clone());
     let (a, a_copy) = match &ch.a_copy {
         Some(order) => (Operand::dense(order.clone(), dims), Some(a.copy_to(order, dims))),
         None => (a, None),
@@ -147,19 +150,7 @@ pub(super) fn plan_step(
     let nest = Nest::new(&loop_shape, &lc, &la, &lb, Order::Out);
     // The innermost loop becomes the GEMM batch (so a plain batch can fan out); the others are
     // iterated around it.
-    let (outer, (nb, sc, sa, sb)) = match nest.shape.len() {
-        0 => (None, (1, 0, 0, 0)),
-        r => {
-            let inner = (nest.shape[r - 1], nest.so[r - 1], nest.sa[r - 1], nest.sb[r - 1]);
-            let outer = (r > 1).then(|| Nest {
-                shape: nest.shape[..r - 1].into(),
-                so: nest.so[..r - 1].into(),
-                sa: nest.sa[..r - 1].into(),
-                sb: nest.sb[..r - 1].into(),
-            });
-            (outer, inner)
-        }
-    };
+    let (outer, (nb, sc, sa, sb)) = split_innermost(&nest);
     let spec = BatchSpec {
         batch: nb,
         a: MatSpec { rows: mm, cols: kk, rs: a_sm, cs: a_sk },
@@ -174,7 +165,20 @@ pub(super) fn plan_step(
     let len = result.len();
     let accumulate = k_loops > 0;
     let gemm = PreparedGemm::new(&spec);
-    let core = Core::Gemm(Box::new(GemmCore { a_copy, b_copy, outer, gemm, accumulate }));
+    // A large copy that starts with loop labels is made block by block, with the product.
+    let blocks = {
+        let sa = Side { source: &a_src, staged: &a, copy: a_order.as_deref() };
+        let sb = Side { source: &b_src, staged: &b, copy: b_order.as_deref() };
+        Blocks::plan(&loops, (&sa, &sb), &result, (spec.a, spec.b, spec.c), dims)
+    };
+    // A side copied block by block is not copied before the product.
+    let (a_copy, b_copy) = match &blocks {
+        Some(bl) => {
+            (a_copy.filter(|_| !bl.blocks_side(true)), b_copy.filter(|_| !bl.blocks_side(false)))
+        }
+        None => (a_copy, b_copy),
+    };
+    let core = Core::Gemm(Box::new(GemmCore { a_copy, b_copy, outer, gemm, blocks, accumulate }));
     let step = Step { i, j, a_sum, b_sum, core, out_len: len };
     (step, result, flops)
 }

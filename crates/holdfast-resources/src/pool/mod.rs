@@ -11,6 +11,12 @@
 //!   the capacity bytes of the retained buffers never exceed it. A returned buffer that would
 //!   break it evicts the **smallest** retained buffers first; when the returned buffer is itself
 //!   the smallest candidate (or larger than the limit) it is dropped instead (`rejected`).
+//! - A request larger than the retention limit (a buffer the pool could never retain) first
+//!   frees every retained buffer (`evictions`). The process is about to grow by more than the
+//!   whole limit, and the retained buffers, which by their sizes did not serve this request,
+//!   would only add to that peak: a contraction whose largest intermediate exceeds the limit
+//!   then peaks near its live set, not its live set plus the limit. Requests within the limit
+//!   never evict, so a loop of operations cannot trade buffers back and forth.
 //! - Plain-integer statistics ([`BufferPoolStats`]).
 //! - The in-flight record of the current [`BufferPoolLoan`](crate::BufferPoolLoan), kept here so
 //!   that its storage is reused from one loan to the next.
@@ -353,6 +359,9 @@ impl BufferPool {
             return (buf, true);
         }
         self.misses += 1;
+        if len.saturating_mul(mem::size_of::<T>()) > self.limit && self.len > 0 {
+            self.release_for_outsized();
+        }
         // As `HeapAlloc` does: a large fresh buffer is advised for huge pages, so a cold pooled
         // output pays no more page faults than a heap one.
         (holdfast_kernels::fresh_buffer(len), false)
@@ -410,6 +419,16 @@ impl BufferPool {
                 self.replenished += 1;
             }
         }
+    }
+
+    /// Frees every retained buffer before a request larger than the retention limit is
+    /// allocated (module docs); they count as evictions.
+    #[cold]
+    fn release_for_outsized(&mut self) {
+        self.evictions += self.len as u64;
+        self.len = 0;
+        self.retained_bytes = 0;
+        drop(self.lists.drain());
     }
 
     /// Counts a buffer dropped instead of retained because it was given back during an unwind.

@@ -119,6 +119,21 @@ fn a_returned_buffer_that_is_the_smallest_is_dropped_instead() {
 }
 
 #[test]
+fn a_request_over_the_limit_releases_what_is_retained_and_one_within_does_not() {
+    let mut pool = BufferPool::with_retention_limit(1024);
+    pool.give(Vec::<f64>::with_capacity(64));
+    pool.give(Vec::<f32>::with_capacity(32));
+    let within: Vec<f64> = pool.take(100); // 800 bytes: a miss, within the limit
+    assert_eq!((pool.len(), pool.stats().evictions), (2, 0));
+    let outsized: Vec<f32> = pool.take(257); // 1028 bytes: never retainable
+    assert_eq!(outsized.len(), 257);
+    let s = pool.stats();
+    assert_eq!((s.len, s.retained_bytes, s.evictions, s.misses), (0, 0, 2, 2));
+    pool.give(within);
+    assert_eq!(pool.len(), 1, "later returns are retained as before");
+}
+
+#[test]
 fn lowering_the_limit_evicts_and_trim_releases_everything() {
     let mut pool = BufferPool::new();
     for cap in [4, 8, 16] {
@@ -194,6 +209,10 @@ impl Model {
             }
             _ => {
                 self.misses += 1;
+                if bytes((f64, len)) > self.limit {
+                    self.evictions += self.retained.len() as u64;
+                    self.retained.clear();
+                }
                 None
             }
         }

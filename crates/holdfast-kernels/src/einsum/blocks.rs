@@ -1,0 +1,190 @@
+//! [`Blocks`]: a step's large GEMM-layout copy made one block of batch items at a time, into one
+//! reused buffer, each block multiplied as soon as it is copied.
+//!
+//! A step whose operand must be permuted into GEMM layout copies it whole before its product,
+//! so for a moment the operand lives twice; when the operand is the largest tensor of the path,
+//! that moment is the run's resident peak. The planner copies an operand with the step's batch
+//! labels first, and when every loop of the step is a batch label (no labels looped over only
+//! because one operand cannot be seen as a matrix), the items of the product that share the
+//! leading batch labels' values read one contiguous block of the copy. The step then copies one
+//! block, runs those items' products on it, and copies the next block into the same buffer: the
+//! same elements are copied, each item's product is unchanged, and the extra memory is one block
+//! instead of the whole operand. A block freshly written is also still in cache when the
+//! product reads it.
+//!
+//! # Invariant
+//!
+//! A `Blocks` exists only for a step whose loops are exactly its batch labels, none of them
+//! contracted (no accumulation), and whose blocked sides were to be copied dense with the batch
+//! labels first. The block nest runs over the leading batch labels, the inner nest and the
+//! prepared batch over the rest, with the blocked sides' strides taken in the block's dense copy
+//! and every other stride as the unblocked step has it.
+
+#[cfg(test)]
+mod tests;
+
+use holdfast_tensor::{Element, record_copy};
+
+use super::plan::CopyOp;
+use super::planner::Operand;
+use crate::matmul::batch::PreparedGemm;
+use crate::matmul::operand::{Accum, BatchSpec, MatMut, MatRef, MatSpec};
+use crate::strided::copy_strided;
+use crate::strided::{Axes, Nest, Order};
+use crate::{Family, KernelAlloc, Par};
+
+/// The least elements of a copy worth blocking: below it a whole copy is no memory concern.
+/// (The crate's unit tests lower both sizes, so that every einsum they plan with small operands
+/// takes the blocked path where it applies.)
+pub(crate) const BLOCKED_COPY_MIN: usize = if cfg!(test) { 1 << 10 } else { 1 << 19 };
+
+/// The most elements of one block, when the batch labels cut the copy that finely.
+pub(crate) const BLOCK_TARGET: usize = if cfg!(test) { 1 << 8 } else { 1 << 17 };
+
+/// One side of a step, as [`Blocks::plan`] sees it: the operand before any copy, the operand
+/// the product reads (its dense copy, or itself), and the copy's label order if it is copied.
+pub(super) struct Side<'x> {
+    pub(super) source: &'x Operand,
+    pub(super) staged: &'x Operand,
+    pub(super) copy: Option<&'x [u32]>,
+}
+
+/// A step's product run block by block (module docs).
+#[derive(Debug, Clone)]
+pub(crate) struct Blocks {
+    /// Over the leading batch labels, one position per block: offsets in C, and in A and B
+    /// (the source's offset of the block's copy on a blocked side, the staged operand's
+    /// otherwise).
+    blocks: Nest,
+    /// Over the remaining batch labels but the innermost: offsets within a block.
+    inner: Option<Nest>,
+    /// The copy of one block of A (B), when that side is blocked.
+    a: Option<CopyOp>,
+    b: Option<CopyOp>,
+    /// The product of the innermost batch label, prepared once.
+    gemm: PreparedGemm,
+}
+
+impl Blocks {
+    /// The blocked form of a step with loops `loops` (batch labels, and labels looped over
+    /// because an operand cannot be seen as one matrix), result `c` and matrices `mats` (A, B,
+    /// C) as the unblocked product sees them. The larger large copy is blocked, over the loop
+    /// labels it starts with. `None` when no copy is large enough or none starts with a loop.
+    pub(super) fn plan(
+        loops: &[u32],
+        (a, b): (&Side<'_>, &Side<'_>),
+        c: &Operand,
+        mats: (MatSpec, MatSpec, MatSpec),
+        dims: &[usize],
+    ) -> Option<Blocks> {
+        let size = |o: Option<&[u32]>| o.map_or(0, |o| dense_len(o, dims));
+        let blocked_a = size(a.copy) >= size(b.copy);
+        let (side, other) = if blocked_a { (a, b) } else { (b, a) };
+        let order = side.copy.filter(|o| dense_len(o, dims) >= BLOCKED_COPY_MIN)?;
+        let lead = order.iter().take_while(|l| loops.contains(l)).count();
+        // The fewest leading labels to step over whose block fits the target; all of them when
+        // not even one position does.
+        let split =
+            (1..=lead).find(|&p| dense_len(&order[p..], dims) <= BLOCK_TARGET).unwrap_or(lead);
+        if split == 0 {
+            return None;
+        }
+        let outer = &order[..split];
+        let rest: Vec<u32> = loops.iter().copied().filter(|l| !outer.contains(l)).collect();
+        let block = Operand::dense(order[split..].to_vec(), dims);
+        let strides = |labels: &[u32], op: &Operand| -> Axes {
+            labels.iter().map(|&l| op.stride(l)).collect()
+        };
+        let shape = |labels: &[u32]| -> Axes { labels.iter().map(|&l| dims[l as usize]).collect() };
+        // (C, blocked side, other side) strides over `labels`, then as (C, A, B).
+        let nest = |labels: &[u32], blocked: &Operand| {
+            let (c, s, o) =
+                (strides(labels, c), strides(labels, blocked), strides(labels, other.staged));
+            let (sa, sb) = if blocked_a { (s, o) } else { (o, s) };
+            Nest::new(&shape(labels), &c, &sa, &sb, Order::Out)
+        };
+        let blocks = nest(outer, side.source);
+        let (inner, (n, sc, sa, sb)) = split_innermost(&nest(&rest, &block));
+        let (am, bm, cm) = mats;
+        let spec = BatchSpec { batch: n, a: am, b: bm, c: cm, sa, sb, sc };
+        let copy = side.source.copy_to(&order[split..], dims);
+        let (a, b) = if blocked_a { (Some(copy), None) } else { (None, Some(copy)) };
+        Some(Blocks { blocks, inner, a, b, gemm: PreparedGemm::new(&spec) })
+    }
+
+    /// True when A (`false`: B) is copied block by block, not before the product.
+    pub(super) fn blocks_side(&self, a: bool) -> bool {
+        if a { self.a.is_some() } else { self.b.is_some() }
+    }
+
+    /// Runs the product into `out` (added to it with [`Accum::Add`]): A and B are the staged operands (their storage and offset),
+    /// not yet copied on a blocked side. Each blocked side's buffer comes from `alloc` and goes
+    /// back to it.
+    pub(super) fn run<T: Element, A: KernelAlloc + ?Sized>(
+        &self,
+        out: &mut [T],
+        (ad, ao): (&[T], usize),
+        (bd, bo): (&[T], usize),
+        accum: Accum,
+        alloc: &mut A,
+        par: Par,
+    ) {
+        let mut a_buf = self.a.as_ref().map(|s| alloc.take::<T>(s.len));
+        let mut b_buf = self.b.as_ref().map(|s| alloc.take::<T>(s.len));
+        self.blocks.for_each_offset(|pc, pa, pb| {
+            let a = fill(self.a.as_ref(), a_buf.as_mut(), (ad, ao + pa), par);
+            let b = fill(self.b.as_ref(), b_buf.as_mut(), (bd, bo + pb), par);
+            match &self.inner {
+                None => self.gemm.run(MatMut::new(out, pc), a, b, accum, par),
+                Some(nest) => nest.for_each_offset(|qc, qa, qb| {
+                    let c = MatMut::new(out, pc + qc);
+                    self.gemm.run(c, a.shifted(qa), b.shifted(qb), accum, par);
+                }),
+            }
+        });
+        for buf in [a_buf, b_buf].into_iter().flatten() {
+            alloc.give(buf);
+        }
+    }
+}
+
+/// The innermost axis of `nest` as a GEMM batch `(count, sc, sa, sb)`, and the rest as loops.
+pub(super) fn split_innermost(nest: &Nest) -> (Option<Nest>, (usize, usize, usize, usize)) {
+    match nest.shape.len() {
+        0 => (None, (1, 0, 0, 0)),
+        r => {
+            let inner = (nest.shape[r - 1], nest.so[r - 1], nest.sa[r - 1], nest.sb[r - 1]);
+            let outer = (r > 1).then(|| Nest {
+                shape: nest.shape[..r - 1].into(),
+                so: nest.so[..r - 1].into(),
+                sa: nest.sa[..r - 1].into(),
+                sb: nest.sb[..r - 1].into(),
+            });
+            (outer, inner)
+        }
+    }
+}
+
+/// One side of a block: copied from `(data, from)` into `buf` when the side is blocked, else
+/// the staged operand at `(data, from)`.
+fn fill<'a, T: Element>(
+    copy: Option<&CopyOp>,
+    buf: Option<&'a mut Vec<T>>,
+    (data, from): (&'a [T], usize),
+    par: Par,
+) -> MatRef<'a, T> {
+    match (copy, buf) {
+        (Some(op), Some(buf)) => {
+            let threads = par.for_size(Family::Permute, op.len as u64).threads();
+            copy_strided(data, from, &op.shape, &op.strides, buf, threads);
+            record_copy(op.len);
+            let done: &'a Vec<T> = buf;
+            MatRef::new(done.as_slice(), 0)
+        }
+        _ => MatRef::new(data, from),
+    }
+}
+
+fn dense_len(order: &[u32], dims: &[usize]) -> usize {
+    order.iter().map(|&l| dims[l as usize]).product()
+}
