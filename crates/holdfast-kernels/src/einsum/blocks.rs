@@ -29,8 +29,8 @@ use super::plan::CopyOp;
 use super::planner::Operand;
 use crate::matmul::batch::PreparedGemm;
 use crate::matmul::operand::{Accum, BatchSpec, MatMut, MatRef, MatSpec};
-use crate::strided::copy_strided;
 use crate::strided::{Axes, Nest, Order};
+use crate::strided::{copy_nest_of, copy_prepared};
 use crate::{Family, KernelAlloc, Par};
 
 /// The least elements of a copy worth blocking: below it a whole copy is no memory concern.
@@ -49,6 +49,20 @@ pub(super) struct Side<'x> {
     pub(super) copy: Option<&'x [u32]>,
 }
 
+/// The copy of one block: its length and its loop nest, prepared once (the nest of a view of
+/// many axes would otherwise be built, and allocated, per block).
+#[derive(Debug, Clone)]
+struct BlockCopy {
+    len: usize,
+    nest: Nest,
+}
+
+impl BlockCopy {
+    fn new(op: &CopyOp) -> BlockCopy {
+        BlockCopy { len: op.len, nest: copy_nest_of(&op.shape, &op.strides) }
+    }
+}
+
 /// A step's product run block by block (module docs).
 #[derive(Debug, Clone)]
 pub(crate) struct Blocks {
@@ -59,8 +73,8 @@ pub(crate) struct Blocks {
     /// Over the remaining batch labels but the innermost: offsets within a block.
     inner: Option<Nest>,
     /// The copy of one block of A (B), when that side is blocked.
-    a: Option<CopyOp>,
-    b: Option<CopyOp>,
+    a: Option<BlockCopy>,
+    b: Option<BlockCopy>,
     /// The product of the innermost batch label, prepared once.
     gemm: PreparedGemm,
 }
@@ -107,7 +121,7 @@ impl Blocks {
         let (inner, (n, sc, sa, sb)) = split_innermost(&nest(&rest, &block));
         let (am, bm, cm) = mats;
         let spec = BatchSpec { batch: n, a: am, b: bm, c: cm, sa, sb, sc };
-        let copy = side.source.copy_to(&order[split..], dims);
+        let copy = BlockCopy::new(&side.source.copy_to(&order[split..], dims));
         let (a, b) = if blocked_a { (Some(copy), None) } else { (None, Some(copy)) };
         Some(Blocks { blocks, inner, a, b, gemm: PreparedGemm::new(&spec) })
     }
@@ -168,7 +182,7 @@ pub(super) fn split_innermost(nest: &Nest) -> (Option<Nest>, (usize, usize, usiz
 /// One side of a block: copied from `(data, from)` into `buf` when the side is blocked, else
 /// the staged operand at `(data, from)`.
 fn fill<'a, T: Element>(
-    copy: Option<&CopyOp>,
+    copy: Option<&BlockCopy>,
     buf: Option<&'a mut Vec<T>>,
     (data, from): (&'a [T], usize),
     par: Par,
@@ -176,7 +190,7 @@ fn fill<'a, T: Element>(
     match (copy, buf) {
         (Some(op), Some(buf)) => {
             let threads = par.for_size(Family::Permute, op.len as u64).threads();
-            copy_strided(data, from, &op.shape, &op.strides, buf, threads);
+            copy_prepared(&op.nest, data, from, buf, threads);
             record_copy(op.len);
             let done: &'a Vec<T> = buf;
             MatRef::new(done.as_slice(), 0)

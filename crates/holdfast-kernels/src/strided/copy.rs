@@ -35,16 +35,33 @@ pub(crate) fn copy_strided<T: Element>(
     dst: &mut [T],
     threads: usize,
 ) {
+    copy_prepared(&copy_nest_of(shape, strides), src, offset, dst, threads);
+}
+
+/// The loop nest of [`copy_strided`] for the `shape`/`strides` view, built once for a copy
+/// repeated at other offsets ([`copy_prepared`]): building it sorts and merges the axes, and a
+/// view of more axes than [`Axes`] keeps inline allocates.
+pub(crate) fn copy_nest_of(shape: &[usize], strides: &[usize]) -> Nest {
     let dst_strides = row_major(shape);
     let zeros: Axes = SmallVec::from_elem(0, shape.len());
-    let nest = Nest::new(shape, &dst_strides, strides, &zeros, Order::Out);
+    Nest::new(shape, &dst_strides, strides, &zeros, Order::Out)
+}
+
+/// [`copy_strided`] with its nest from [`copy_nest_of`].
+pub(crate) fn copy_prepared<T: Element>(
+    nest: &Nest,
+    src: &[T],
+    offset: usize,
+    dst: &mut [T],
+    threads: usize,
+) {
     if nest.numel() == 0 {
         return;
     }
     let d0 = nest.shape.first().copied().unwrap_or(1);
     let so0 = nest.so.first().copied().unwrap_or(0);
     if threads < 2 || d0 < 2 || so0 == 0 {
-        return copy_nest(&nest, src, offset, dst, 0);
+        return copy_nest(nest, src, offset, dst, 0);
     }
     let parts = (threads * 4).min(d0);
     let rows = d0.div_ceil(parts);

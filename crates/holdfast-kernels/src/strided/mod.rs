@@ -23,7 +23,7 @@ use holdfast_tensor::Element;
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
-pub(crate) use copy::{copy_strided, row_major};
+pub(crate) use copy::{copy_nest_of, copy_prepared, copy_strided, row_major};
 
 /// Axis lists of a loop nest (inline up to 8 axes after merging).
 pub(crate) type Axes = SmallVec<[usize; 8]>;
