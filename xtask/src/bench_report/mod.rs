@@ -30,6 +30,7 @@ mod targets;
 mod venv;
 mod versus;
 mod ways;
+mod why;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -348,6 +349,8 @@ fn render(r: &Render<'_>) -> String {
             v.issue, v.what, v.measured, v.target, verdict
         );
     }
+
+    s.push_str(&why::render(r.verdicts));
 
     let _ = writeln!(s, "\n## einsum instances against numpy\n");
     let _ = writeln!(

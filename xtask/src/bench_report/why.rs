@@ -1,0 +1,151 @@
+//! Why a target is missed: each kind of target, recognised by its text, with the page of
+//! `docs/perf/` that profiles what its time or memory is made of. The report lists every missed
+//! target of its run with that page and the profile's finding, so that a miss never stands
+//! without its explanation. A miss with no entry here is listed as having no profile yet.
+
+use std::fmt::Write as _;
+
+use super::targets::Verdict;
+
+/// One kind of target and where its profile is.
+pub(crate) struct Why {
+    /// A text every target of this kind contains.
+    key: &'static str,
+    /// The page under `docs/perf/` (and section) holding the profile.
+    page: &'static str,
+    /// What the profile found.
+    finding: &'static str,
+}
+
+/// The kinds of target this report checks against peers, bounds and budgets, first match wins.
+const WHY: &[Why] = &[
+    Why {
+        key: "fixed cost of a warm held",
+        page: "2026-12-02-fixed-cost-and-dmrg.md (Fixed cost, in instructions)",
+        finding: "callgrind per operation: the buffer pool's take and give, building the output's \
+                  layout, moves of the 160-byte tensor across `Result` conversions and the view's \
+                  bookkeeping each cost tens to a couple of hundred instructions; no single item \
+                  is near the budget. What would reach it is a different representation: a tensor \
+                  of at most 128 bytes, an output layout shared with its plan, a pool slot for one \
+                  size taken and given back",
+    },
+    Why {
+        key: "GEMM-bound time",
+        page: "2026-12-02-peers.md (The GEMM bound)",
+        finding: "the rest of the time is the operand copies into GEMM layout the campaign counts \
+                  (mera_open about 30 M elements per run) and faer's rate at these shapes below \
+                  its 2048³ rate",
+    },
+    Why {
+        key: "2 threads vs 1",
+        page: "2026-12-02-peers.md (Two threads)",
+        finding: "these paths are long chains of contractions too small to split; their \
+                  elementwise and permuting steps fan out only above a size threshold, so part \
+                  of each run stays on one thread",
+    },
+    Why {
+        key: "resident peak",
+        page: "2026-12-03-peak-memory.md",
+        finding: "what is resident beyond the path's largest live set: operand copies into GEMM \
+                  layout (now made block by block), the pool's retained buffers (freed before a \
+                  request larger than its limit) and the allocator's heap",
+    },
+    Why {
+        key: "geometric-mean speed-up over the per-instance best peer",
+        page: "2026-12-02-peers.md (Who is the best peer where)",
+        finding: "JAX fuses the language-model likelihoods' chains of small contractions; TBLIS \
+                  packs strided operands straight into its GEMM panels where holdfast copies \
+                  them; the matrix chain's products are too thin for anyone's peak rate",
+    },
+    Why {
+        key: "none slower than the best of numpy, JAX and TBLIS",
+        page: "2026-12-02-peers.md (Who is the best peer where)",
+        finding: "as for the geometric mean: per instance, the peer that leads and why",
+    },
+    Why {
+        key: "none slower than numpy (quoted",
+        page: "2026-11-29-first-measurements.md",
+        finding: "the quoted medians were measured once, at another time; the same-run ratio \
+                  against numpy is the row beside it",
+    },
+    Why {
+        key: "DMRG",
+        page: "2026-12-02-dmrg-tfim-costs.md and 2026-12-02-fixed-cost-and-dmrg.md (DMRG)",
+        finding: "a bond's time is its Lanczos products (GEMMs at faer's rate, plus their \
+                  operand copies) and its split; the ratio to quimb moves with the machine's \
+                  phase, quimb's own time included",
+    },
+];
+
+/// The profile of the target described by `what`, if one is recorded.
+pub(crate) fn why_of(what: &str) -> Option<&'static Why> {
+    WHY.iter().find(|w| what.contains(w.key))
+}
+
+/// The report's section on missed targets: each with its profile's page and finding. Empty when
+/// every measured target is met.
+pub(crate) fn render(verdicts: &[Verdict]) -> String {
+    let missed: Vec<&Verdict> = verdicts.iter().filter(|v| v.met == Some(false)).collect();
+    let mut s = String::new();
+    if missed.is_empty() {
+        return s;
+    }
+    let _ = writeln!(s, "\n### Why the missed targets are missed\n");
+    let _ = writeln!(
+        s,
+        "Each missed target of this run, with the page of `docs/perf/` that profiles it and what \
+         the profile found.\n"
+    );
+    for v in missed {
+        match why_of(&v.what) {
+            Some(w) => {
+                let _ = writeln!(s, "- **{}**: {}. `docs/perf/{}`.", v.what, w.finding, w.page);
+            }
+            None => {
+                let _ = writeln!(s, "- **{}**: no profile recorded yet.", v.what);
+            }
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict(what: &str, met: Option<bool>) -> Verdict {
+        Verdict {
+            issue: "peers".to_owned(),
+            what: what.to_owned(),
+            measured: "x".to_owned(),
+            target: "y".to_owned(),
+            met,
+        }
+    }
+
+    #[test]
+    fn every_missed_target_is_listed_with_its_page_or_as_unprofiled() {
+        let s = render(&[
+            verdict("fixed cost of a warm held f64 matmul 2x2 (held - prepared plan)", Some(false)),
+            verdict("2 threads vs 1 on the four largest instances", Some(true)),
+            verdict("something new", Some(false)),
+            verdict("resident peak of holdfast einsum", None),
+        ]);
+        assert!(s.contains("2026-12-02-fixed-cost-and-dmrg.md"), "{s}");
+        assert!(s.contains("**something new**: no profile recorded yet."), "{s}");
+        assert!(!s.contains("2 threads"), "met targets are not listed: {s}");
+        assert!(!s.contains("resident peak"), "unmeasured targets are not listed: {s}");
+        assert!(render(&[verdict("a", Some(true))]).is_empty());
+    }
+
+    #[test]
+    fn every_page_exists() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/perf");
+        for w in WHY {
+            for page in w.page.split(" and ") {
+                let file = page.split(" (").next().unwrap_or(page);
+                assert!(root.join(file).is_file(), "docs/perf/{file} (for \"{}\")", w.key);
+            }
+        }
+    }
+}
