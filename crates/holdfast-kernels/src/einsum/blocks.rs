@@ -3,22 +3,22 @@
 //!
 //! A step whose operand must be permuted into GEMM layout copies it whole before its product,
 //! so for a moment the operand lives twice; when the operand is the largest tensor of the path,
-//! that moment is the run's resident peak. The planner copies an operand with the step's batch
-//! labels first, and when every loop of the step is a batch label (no labels looped over only
-//! because one operand cannot be seen as a matrix), the items of the product that share the
-//! leading batch labels' values read one contiguous block of the copy. The step then copies one
-//! block, runs those items' products on it, and copies the next block into the same buffer: the
-//! same elements are copied, each item's product is unchanged, and the extra memory is one block
-//! instead of the whole operand. A block freshly written is also still in cache when the
-//! product reads it.
+//! that moment is the run's resident peak. The planner orders a copy with the step's loop labels
+//! first (its batch labels, and labels looped over because an operand cannot be seen as one
+//! matrix), so the items of the step that share the values of the copy's leading loop labels
+//! read one contiguous block of it. The step then copies one block, runs those items' products on
+//! it, and copies the next block into the same buffer: the same elements are copied, each item's
+//! product is unchanged, and the extra memory is one block instead of the whole operand. A block
+//! freshly written is also still in cache when the product reads it.
 //!
 //! # Invariant
 //!
-//! A `Blocks` exists only for a step whose loops are exactly its batch labels, none of them
-//! contracted (no accumulation), and whose blocked sides were to be copied dense with the batch
-//! labels first. The block nest runs over the leading batch labels, the inner nest and the
-//! prepared batch over the rest, with the blocked sides' strides taken in the block's dense copy
-//! and every other stride as the unblocked step has it.
+//! A `Blocks` blocks one side, whose copy order starts with the loop labels its block nest runs
+//! over. The inner nest and the prepared batch run over the step's other loop labels. Strides of
+//! the blocked side are taken in the source over the block nest and in the block's dense copy
+//! inside a block; every other stride, and the matrices, are the unblocked step's. With
+//! contracted loop labels (accumulation) C starts zeroed and every product adds to it, as
+//! unblocked.
 
 #[cfg(test)]
 mod tests;
@@ -131,9 +131,9 @@ impl Blocks {
         if a { self.a.is_some() } else { self.b.is_some() }
     }
 
-    /// Runs the product into `out` (added to it with [`Accum::Add`]): A and B are the staged operands (their storage and offset),
-    /// not yet copied on a blocked side. Each blocked side's buffer comes from `alloc` and goes
-    /// back to it.
+    /// Runs the product into `out` (added to it with [`Accum::Add`]): A and B are the staged
+    /// operands (their storage and offset), not yet copied on the blocked side. The block's
+    /// buffer comes from `alloc` and goes back to it.
     pub(super) fn run<T: Element, A: KernelAlloc + ?Sized>(
         &self,
         out: &mut [T],
