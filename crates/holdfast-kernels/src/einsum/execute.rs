@@ -2,11 +2,14 @@
 //! the caller's allocator and giving intermediates back as soon as they are consumed (before the
 //! step that consumes them takes its output, when the step reads only their presum or copy).
 
+#[cfg(test)]
+mod tests;
+
 use holdfast_tensor::{Element, Tensor, TensorRead, record_copy};
 use smallvec::SmallVec;
 
 use super::path::take_pair;
-use super::plan::{CopyOp, Core, EinsumPlan, Finish, SumOp};
+use super::plan::{CopyOp, Core, EinsumPlan, Finish, GemmCore, Step, SumOp};
 use crate::matmul::operand::{Accum, MatMut, MatRef};
 use crate::reduce::run_sum;
 use crate::strided::copy_strided;
@@ -25,6 +28,26 @@ impl<T> Buffer<'_, T> {
             Buffer::Owned(v) => (v, 0),
         }
     }
+}
+
+/// Whether `shape` and `strides` equal `want_shape` and `want_strides`: one branch-free pass
+/// over the axes (a handful), where slice equality would call `memcmp` twice.
+#[inline]
+fn same_axes(
+    shape: &[usize],
+    strides: &[usize],
+    want_shape: &[usize],
+    want_strides: &[usize],
+) -> bool {
+    let r = shape.len();
+    if strides.len() != r || want_shape.len() != r || want_strides.len() != r {
+        return false;
+    }
+    let mut diff = 0;
+    for i in 0..r {
+        diff |= (want_shape[i] ^ shape[i]) | (want_strides[i] ^ strides[i]);
+    }
+    diff == 0
 }
 
 /// The live operands of a run, inline for the common handful (no allocation per run).
@@ -131,11 +154,14 @@ impl EinsumPlan {
             return Err(KernelError::PlanMismatch { reason: "operand count" });
         }
         for (op, want) in operands.iter().zip(&self.inputs) {
-            if op.shape() != &want.shape[..] || op.strides() != &want.strides[..] {
+            if !same_axes(op.shape(), op.strides(), &want.shape, &want.strides) {
                 return Err(KernelError::PlanMismatch { reason: "operand shape or strides" });
             }
         }
         let par = par.for_size(Family::Contraction, self.flops);
+        if let Some((step, gemm)) = self.single_product() {
+            return self.execute_single_product(step, gemm, operands, alloc, par);
+        }
         let mut list: Buffers<'_, T> =
             operands.iter().map(|o| Buffer::Input(o.storage(), o.offset())).collect();
         for step in &self.steps {
@@ -203,5 +229,55 @@ impl EinsumPlan {
             }
         };
         Ok(Tensor::from_sized_layout(buf, &self.out_layout)?)
+    }
+
+    /// The plan's only step when it is a product of the two inputs as they are (no presum,
+    /// no copy, no blocks) whose output is the result: the executor's general list of buffers
+    /// and stages is then skipped, which is most of a small contraction's cost.
+    fn single_product(&self) -> Option<(&Step, &GemmCore)> {
+        match (&self.steps[..], &self.finish) {
+            ([step], Finish::Move) => match &step.core {
+                Core::Gemm(g)
+                    if step.a_sum.is_none()
+                        && step.b_sum.is_none()
+                        && g.a_copy.is_none()
+                        && g.b_copy.is_none()
+                        && g.blocks.is_none() =>
+                {
+                    Some((step, g))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// [`execute`](Self::execute) for a plan [`single_product`](Self::single_product) accepts:
+    /// the same product on the same operands, into one buffer from `alloc`.
+    fn execute_single_product<T: Element, A: KernelAlloc + ?Sized>(
+        &self,
+        step: &Step,
+        g: &GemmCore,
+        operands: &[TensorRead<'_, T>],
+        alloc: &mut A,
+        par: Par,
+    ) -> Result<Tensor<T>, KernelError> {
+        let missing = || KernelError::PlanMismatch { reason: "operand count" };
+        let (a, b) =
+            (operands.get(step.i).ok_or_else(missing)?, operands.get(step.j).ok_or_else(missing)?);
+        let (a, b) = (MatRef::new(a.storage(), a.offset()), MatRef::new(b.storage(), b.offset()));
+        let (mut out, accum) = if g.accumulate {
+            (alloc.take_zeroed::<T>(step.out_len), Accum::Add)
+        } else {
+            (alloc.take::<T>(step.out_len), Accum::Replace)
+        };
+        match &g.outer {
+            None => g.gemm.run(MatMut::new(&mut out, 0), a, b, accum, par),
+            Some(nest) => nest.for_each_offset(|pc, pa, pb| {
+                let c = MatMut::new(&mut out, pc);
+                g.gemm.run(c, a.shifted(pa), b.shifted(pb), accum, par);
+            }),
+        }
+        Ok(Tensor::from_sized_layout(out, &self.out_layout)?)
     }
 }

@@ -36,6 +36,8 @@ mod step;
 mod steps;
 mod store;
 #[cfg(test)]
+mod testing;
+#[cfg(test)]
 mod tests;
 
 use holdfast_tensor::{Element, Tensor, TensorRead};

@@ -41,17 +41,30 @@ impl<T> Default for FreeList<T> {
 impl<T: Element> FreeList<T> {
     /// The smallest retained buffer whose capacity is at least `len` and at most
     /// [`max_fit`]`(len)`, removed from the list (its contents are whatever it held).
+    ///
+    /// When the largest buffer is the only one of at least `len` elements (a held loop of one
+    /// output size), it is the best fit and is popped without a search; any other case searches
+    /// out of line.
     #[inline]
     pub(crate) fn take_fit(&mut self, len: usize) -> Option<Vec<T>> {
+        let n = self.bufs.len();
+        let last_fits = self.bufs.last().is_some_and(|b| b.capacity() >= len);
+        let below = n.checked_sub(2).and_then(|i| self.bufs.get(i)).map_or(0, Vec::capacity);
+        if last_fits && below < len {
+            return match self.bufs.last() {
+                Some(b) if b.capacity() <= max_fit(len) => self.bufs.pop(),
+                _ => None,
+            };
+        }
+        self.take_searched(len)
+    }
+
+    /// [`take_fit`](Self::take_fit) by binary search over the capacities.
+    #[inline(never)]
+    fn take_searched(&mut self, len: usize) -> Option<Vec<T>> {
         let idx = self.bufs.partition_point(|b| b.capacity() < len);
         match self.bufs.get(idx) {
-            Some(b) if b.capacity() <= max_fit(len) => {
-                if idx + 1 == self.bufs.len() {
-                    self.bufs.pop()
-                } else {
-                    Some(self.bufs.remove(idx))
-                }
-            }
+            Some(b) if b.capacity() <= max_fit(len) => Some(self.bufs.remove(idx)),
             _ => None,
         }
     }
@@ -59,11 +72,17 @@ impl<T: Element> FreeList<T> {
     /// Inserts `buf` (capacity > 0) at its place by capacity (after equal capacities).
     #[inline]
     pub(crate) fn insert(&mut self, buf: Vec<T>) {
-        let cap = buf.capacity();
-        if self.bufs.last().is_none_or(|b| b.capacity() <= cap) {
+        if self.bufs.last().is_none_or(|b| b.capacity() <= buf.capacity()) {
             self.bufs.push(buf);
-            return;
+        } else {
+            self.insert_sorted(buf);
         }
+    }
+
+    /// [`insert`](Self::insert) before the end of the list.
+    #[inline(never)]
+    fn insert_sorted(&mut self, buf: Vec<T>) {
+        let cap = buf.capacity();
         let idx = self.bufs.partition_point(|b| b.capacity() <= cap);
         self.bufs.insert(idx, buf);
     }

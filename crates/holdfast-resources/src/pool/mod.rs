@@ -344,19 +344,32 @@ impl BufferPool {
     }
 
     /// Takes a buffer of exactly `len` elements; returns whether it came from the retained set.
+    ///
+    /// The hit is the inline part; a miss (a fresh allocation, and the outsized rule) is out of
+    /// line, so the path a warm operation takes stays small enough to inline into its caller.
     #[inline]
     pub(crate) fn take_inner<T: Element>(&mut self, len: usize) -> (Vec<T>, bool) {
-        if len == 0 {
-            return (Vec::new(), false);
-        }
-        if let Some(list) = self.lists.get_mut::<T>()
+        if len != 0
+            && let Some(list) = self.lists.get_mut::<T>()
             && let Some(mut buf) = list.take_fit(len)
         {
             self.len -= 1;
             self.retained_bytes -= buf.capacity() * mem::size_of::<T>();
             self.hits += 1;
-            buf.resize(len, T::ZERO);
+            if buf.len() != len {
+                buf.resize(len, T::ZERO);
+            }
             return (buf, true);
+        }
+        (self.take_miss(len), false)
+    }
+
+    /// A fresh buffer of `len` elements (empty for 0), counted as a miss unless `len` is 0.
+    #[cold]
+    #[inline(never)]
+    fn take_miss<T: Element>(&mut self, len: usize) -> Vec<T> {
+        if len == 0 {
+            return Vec::new();
         }
         self.misses += 1;
         if len.saturating_mul(mem::size_of::<T>()) > self.limit && self.len > 0 {
@@ -364,17 +377,36 @@ impl BufferPool {
         }
         // As `HeapAlloc` does: a large fresh buffer is advised for huge pages, so a cold pooled
         // output pays no more page faults than a heap one.
-        (holdfast_kernels::fresh_buffer(len), false)
+        holdfast_kernels::fresh_buffer(len)
     }
 
     /// Retains `buf` if the limit allows (evicting smaller buffers first), else drops it.
+    ///
+    /// A buffer that fits under the limit as it stands is retained inline; eviction and
+    /// rejection are out of line.
     #[inline]
     pub(crate) fn give_inner<T: Element>(&mut self, buf: Vec<T>) {
-        let cap = buf.capacity();
-        if cap == 0 {
+        let bytes = buf.capacity().saturating_mul(mem::size_of::<T>());
+        if bytes != 0
+            && self.retained_bytes + bytes <= self.limit
+            && let Some(list) = self.lists.get_mut::<T>()
+        {
+            list.insert(buf);
+            self.len += 1;
+            self.retained_bytes += bytes;
             return;
         }
-        let bytes = cap.saturating_mul(mem::size_of::<T>());
+        self.give_over_limit(buf, bytes);
+    }
+
+    /// `give_inner` for a buffer that does not fit under the limit as it stands (or holds
+    /// nothing): evicts smaller buffers to make room, or drops it.
+    #[cold]
+    #[inline(never)]
+    fn give_over_limit<T: Element>(&mut self, buf: Vec<T>, bytes: usize) {
+        if bytes == 0 {
+            return;
+        }
         if bytes > self.limit {
             self.rejected += 1;
             return;

@@ -196,6 +196,22 @@ impl Layout {
         dense
     }
 
+    /// The element count when the layout [is contiguous](Self::is_contiguous), in the same
+    /// single pass over the axes; `None` otherwise.
+    #[inline]
+    pub(crate) fn dense_len(&self) -> Option<usize> {
+        let mut expected = 1;
+        let mut dense = true;
+        for (&dim, &stride) in self.shape.iter().zip(&self.strides).rev() {
+            if dim == 0 {
+                return Some(0);
+            }
+            dense &= dim == 1 || stride == expected;
+            expected *= dim;
+        }
+        dense.then_some(expected)
+    }
+
     /// Storage position of the element at `index`, or `None` when `index` has the wrong rank or
     /// is out of bounds.
     pub fn offset_of(&self, index: &[usize]) -> Option<usize> {

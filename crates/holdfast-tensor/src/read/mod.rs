@@ -183,11 +183,9 @@ impl<'a, T: Element> TensorRead<'a, T> {
     /// assert_eq!(t.read().transpose().contiguous_slice(), None);
     /// # Ok::<(), holdfast_tensor::TensorError>(())
     /// ```
+    #[inline]
     pub fn contiguous_slice(&self) -> Option<&'a [T]> {
-        if !self.is_contiguous() {
-            return None;
-        }
-        let len = self.numel();
+        let len = self.layout.dense_len()?;
         let start = if len == 0 { 0 } else { self.offset() };
         self.data.get(start..start + len)
     }

@@ -1,0 +1,60 @@
+//! Helpers of the einsum unit tests: deterministic operand values and a plain-loop reference
+//! that any two-operand einsum's result is checked against.
+
+use holdfast_tensor::{Element, Tensor};
+
+/// Deterministic values in [-1, 1).
+pub(super) fn values(n: usize, seed: u64) -> Vec<f64> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            #[allow(clippy::cast_precision_loss, reason = "53 random bits")]
+            let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+            2.0 * u - 1.0
+        })
+        .collect()
+}
+
+/// `spec` (two inputs, explicit output) by plain loops over every label.
+pub(super) fn reference<T: Element>(spec: &str, x: &Tensor<T>, y: &Tensor<T>) -> Vec<T> {
+    let (inputs, output) = spec.split_once("->").unwrap();
+    let (xl, yl) = inputs.split_once(',').unwrap();
+    let mut labels: Vec<char> = Vec::new();
+    let mut dims: Vec<usize> = Vec::new();
+    for (term, t) in [(xl, x.shape()), (yl, y.shape())] {
+        for (c, &d) in term.chars().zip(t) {
+            if !labels.contains(&c) {
+                labels.push(c);
+                dims.push(d);
+            }
+        }
+    }
+    let at = |term: &str, index: &[usize]| {
+        term.chars().fold(0, |acc, c| {
+            let l = labels.iter().position(|&x| x == c).unwrap();
+            acc * dims[l] + index[l]
+        })
+    };
+    let out_len: usize =
+        output.chars().map(|c| dims[labels.iter().position(|&x| x == c).unwrap()]).product();
+    let mut out = vec![T::ZERO; out_len];
+    let mut index = vec![0; labels.len()];
+    loop {
+        out[at(output, &index)] += x.as_slice()[at(xl, &index)] * y.as_slice()[at(yl, &index)];
+        let mut axis = labels.len();
+        loop {
+            if axis == 0 {
+                return out;
+            }
+            axis -= 1;
+            index[axis] += 1;
+            if index[axis] < dims[axis] {
+                break;
+            }
+            index[axis] = 0;
+        }
+    }
+}
