@@ -8,6 +8,7 @@ mod tests;
 use holdfast_tensor::{Element, Tensor, TensorRead, record_copy};
 use smallvec::SmallVec;
 
+use super::key::same_axes;
 use super::path::take_pair;
 use super::plan::{CopyOp, Core, EinsumPlan, Finish, GemmCore, Step, SumOp};
 use crate::matmul::operand::{Accum, MatMut, MatRef};
@@ -28,26 +29,6 @@ impl<T> Buffer<'_, T> {
             Buffer::Owned(v) => (v, 0),
         }
     }
-}
-
-/// Whether `shape` and `strides` equal `want_shape` and `want_strides`: one branch-free pass
-/// over the axes (a handful), where slice equality would call `memcmp` twice.
-#[inline]
-fn same_axes(
-    shape: &[usize],
-    strides: &[usize],
-    want_shape: &[usize],
-    want_strides: &[usize],
-) -> bool {
-    let r = shape.len();
-    if strides.len() != r || want_shape.len() != r || want_strides.len() != r {
-        return false;
-    }
-    let mut diff = 0;
-    for i in 0..r {
-        diff |= (want_shape[i] ^ shape[i]) | (want_strides[i] ^ strides[i]);
-    }
-    diff == 0
 }
 
 /// The live operands of a run, inline for the common handful (no allocation per run).

@@ -131,14 +131,7 @@ impl<'a> PlanKey<'a> {
                 return false;
             };
             let Some((want_strides, tail)) = tail.split_at_checked(r) else { return false };
-            if *rank != r || strides.len() != r {
-                return false;
-            }
-            let mut diff = 0;
-            for i in 0..r {
-                diff |= (want_shape[i] ^ shape[i]) | (want_strides[i] ^ strides[i]);
-            }
-            if diff != 0 {
+            if *rank != r || !same_axes(shape, strides, want_shape, want_strides) {
                 return false;
             }
             rest = tail;
@@ -211,4 +204,25 @@ impl Hash for PlanKey<'_> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         state.write_u64(self.fingerprint);
     }
+}
+
+/// Whether `shape` and `strides` equal `want_shape` and `want_strides`: one branch-free pass
+/// over the axes (a handful), where slice equality would call `memcmp` twice (the plan key's check and the
+/// executor's).
+#[inline]
+pub(super) fn same_axes(
+    shape: &[usize],
+    strides: &[usize],
+    want_shape: &[usize],
+    want_strides: &[usize],
+) -> bool {
+    let r = shape.len();
+    if strides.len() != r || want_shape.len() != r || want_strides.len() != r {
+        return false;
+    }
+    let mut diff = 0;
+    for i in 0..r {
+        diff |= (want_shape[i] ^ shape[i]) | (want_strides[i] ^ strides[i]);
+    }
+    diff == 0
 }

@@ -346,7 +346,7 @@ impl BufferPool {
     /// Takes a buffer of exactly `len` elements; returns whether it came from the retained set.
     ///
     /// The hit is the inline part; a miss (a fresh allocation, and the outsized rule) is out of
-    /// line, so the path a warm operation takes stays small enough to inline into its caller.
+    /// line and marked cold.
     #[inline]
     pub(crate) fn take_inner<T: Element>(&mut self, len: usize) -> (Vec<T>, bool) {
         if len != 0
@@ -356,9 +356,7 @@ impl BufferPool {
             self.len -= 1;
             self.retained_bytes -= buf.capacity() * mem::size_of::<T>();
             self.hits += 1;
-            if buf.len() != len {
-                buf.resize(len, T::ZERO);
-            }
+            buf.resize(len, T::ZERO);
             return (buf, true);
         }
         (self.take_miss(len), false)
