@@ -4,7 +4,7 @@
 
 use super::blocks::{Blocks, Side, split_innermost};
 use super::layout::{Choice, Form, Want, dense_len, gemm_ready};
-use super::plan::{Core, GemmCore, Step};
+use super::plan::{CopyOp, Core, GemmCore, Step};
 use super::planner::{Operand, presum};
 use crate::matmul::batch::PreparedGemm;
 use crate::matmul::operand::{BatchSpec, MatSpec};
@@ -62,11 +62,16 @@ pub(super) fn plan_step(
     // per loop over one operand's own labels. Copying instead of looping is also a candidate.
     // With a wanted result order (the output, on the last step), a result in another order
     // costs one more pass over it, and the candidates that write that order directly compete.
+    // A candidate whose small products nano-gemm could not read in place is charged the
+    // scratch copies nano-gemm would make, and competes with copying one operand so that it
+    // can (`with_scratch`).
     let bo = a.order(&batch);
     let mut best: Option<Choice> = None;
     let mut offer = |c: Choice| {
-        if best.as_ref().is_none_or(|b| c.cost < b.cost) {
-            best = Some(c);
+        for c in with_scratch(c, &a, &b, dims) {
+            if best.as_ref().is_none_or(|b| c.cost < b.cost) {
+                best = Some(c);
+            }
         }
     };
     let target = want.map(|w| Operand::dense(w.order.clone(), dims));
@@ -126,44 +131,11 @@ pub(super) fn plan_step(
     let Some(ch) = best else { unreachable_step() };
     let (a_src, b_src) = (a.clone(), b.clone());
     let (a_order, b_order) = (ch.a_copy.clone(), ch.b_copy.clone());
-    let (a, a_copy) = match &ch.a_copy {
-        Some(order) => (Operand::dense(order.clone(), dims), Some(a.copy_to(order, dims))),
-        None => (a, None),
-    };
-    let (b, b_copy) = match &ch.b_copy {
-        Some(order) => (Operand::dense(order.clone(), dims), Some(b.copy_to(order, dims))),
-        None => (b, None),
-    };
-    let Choice { ko, loops, k_loops, a_tail, b_tail, result, .. } = ch;
-    let result = Operand::dense(result, dims);
-    let g = |op: &Operand, group: &[u32]| op.merge(group, dims).unwrap_or((1, 0));
-    let (mm, a_sm) = g(&a, &a_tail);
-    let (kk, a_sk) = g(&a, &ko);
-    let (_, b_sk) = g(&b, &ko);
-    let (nn, b_sn) = g(&b, &b_tail);
-    let (_, c_sm) = g(&result, &a_tail);
-    let (_, c_sn) = g(&result, &b_tail);
-    let loop_shape: Axes = loops.iter().map(|&l| dims[l as usize]).collect();
-    let lc: Axes = loops.iter().map(|&l| result.stride(l)).collect();
-    let la: Axes = loops.iter().map(|&l| a.stride(l)).collect();
-    let lb: Axes = loops.iter().map(|&l| b.stride(l)).collect();
-    let nest = Nest::new(&loop_shape, &lc, &la, &lb, Order::Out);
-    // The innermost loop becomes the GEMM batch (so a plain batch can fan out); the others are
-    // iterated around it.
-    let (outer, (nb, sc, sa, sb)) = split_innermost(&nest);
-    let spec = BatchSpec {
-        batch: nb,
-        a: MatSpec { rows: mm, cols: kk, rs: a_sm, cs: a_sk },
-        b: MatSpec { rows: kk, cols: nn, rs: b_sk, cs: b_sn },
-        c: MatSpec { rows: mm, cols: nn, rs: c_sm, cs: c_sn },
-        sa,
-        sb,
-        sc,
-    };
+    let accumulate = ch.k_loops > 0;
+    let Laid { a, b, a_copy, b_copy, loops, result, spec, outer } = Laid::of(ch, a, b, dims);
     let outer_count = outer.as_ref().map_or(1, Nest::numel) as u64;
     let flops = 2 * spec.macs() * outer_count;
     let len = result.len();
-    let accumulate = k_loops > 0;
     let gemm = PreparedGemm::new(&spec);
     // A large copy that starts with loop labels is made block by block, with the product.
     let blocks = {
@@ -181,6 +153,114 @@ pub(super) fn plan_step(
     let core = Core::Gemm(Box::new(GemmCore { a_copy, b_copy, outer, gemm, blocks, accumulate }));
     let step = Step { i, j, a_sum, b_sum, core, out_len: len };
     (step, result, flops)
+}
+
+/// A layout made concrete: the operands as the GEMM reads them (dense copies where the choice
+/// copies), the copies, the loops, the result, and the batched product with the loops around
+/// it.
+struct Laid {
+    a: Operand,
+    b: Operand,
+    a_copy: Option<CopyOp>,
+    b_copy: Option<CopyOp>,
+    loops: Vec<u32>,
+    result: Operand,
+    spec: BatchSpec,
+    outer: Option<Nest>,
+}
+
+impl Laid {
+    fn of(ch: Choice, a: Operand, b: Operand, dims: &[usize]) -> Laid {
+        let (a, a_copy) = match &ch.a_copy {
+            Some(order) => (Operand::dense(order.clone(), dims), Some(a.copy_to(order, dims))),
+            None => (a, None),
+        };
+        let (b, b_copy) = match &ch.b_copy {
+            Some(order) => (Operand::dense(order.clone(), dims), Some(b.copy_to(order, dims))),
+            None => (b, None),
+        };
+        let Choice { ko, loops, a_tail, b_tail, result, .. } = ch;
+        let result = Operand::dense(result, dims);
+        let g = |op: &Operand, group: &[u32]| op.merge(group, dims).unwrap_or((1, 0));
+        let (mm, a_sm) = g(&a, &a_tail);
+        let (kk, a_sk) = g(&a, &ko);
+        let (_, b_sk) = g(&b, &ko);
+        let (nn, b_sn) = g(&b, &b_tail);
+        let (_, c_sm) = g(&result, &a_tail);
+        let (_, c_sn) = g(&result, &b_tail);
+        let loop_shape: Axes = loops.iter().map(|&l| dims[l as usize]).collect();
+        let lc: Axes = loops.iter().map(|&l| result.stride(l)).collect();
+        let la: Axes = loops.iter().map(|&l| a.stride(l)).collect();
+        let lb: Axes = loops.iter().map(|&l| b.stride(l)).collect();
+        let nest = Nest::new(&loop_shape, &lc, &la, &lb, Order::Out);
+        // The innermost loop becomes the GEMM batch (so a plain batch can fan out); the others
+        // are iterated around it.
+        let (outer, (nb, sc, sa, sb)) = split_innermost(&nest);
+        let spec = BatchSpec {
+            batch: nb,
+            a: MatSpec { rows: mm, cols: kk, rs: a_sm, cs: a_sk },
+            b: MatSpec { rows: kk, cols: nn, rs: b_sk, cs: b_sn },
+            c: MatSpec { rows: mm, cols: nn, rs: c_sm, cs: c_sn },
+            sa,
+            sb,
+            sc,
+        };
+        Laid { a, b, a_copy, b_copy, loops, result, spec, outer }
+    }
+}
+
+/// nano-gemm's scratch copies count this many times their elements: it moves them one at a
+/// time through strided loops on every product, where an operand copy is one pass of the
+/// blocked permute over the whole operand.
+const SCRATCH_WEIGHT: usize = 2;
+
+/// Elements nano-gemm would move through scratch, weighted, over all the products of `ch`.
+fn scratch_traffic(ch: &Choice, a: &Operand, b: &Operand, dims: &[usize]) -> usize {
+    let laid = Laid::of(ch.clone(), a.clone(), b.clone(), dims);
+    let per_item = PreparedGemm::new(&laid.spec).nano_scratch_per_item();
+    if per_item == 0 {
+        return 0;
+    }
+    let calls = laid.outer.as_ref().map_or(1, Nest::numel).saturating_mul(laid.spec.batch);
+    calls.saturating_mul(per_item).saturating_mul(SCRATCH_WEIGHT)
+}
+
+/// `ch` charged the scratch traffic of its products, and, when there is any, the variants that
+/// copy one operand with its matrix-axis tail innermost (nano-gemm then reads it in place when
+/// the result's matching axis has unit stride), each charged its copy.
+fn with_scratch(mut ch: Choice, a: &Operand, b: &Operand, dims: &[usize]) -> Vec<Choice> {
+    let extra = scratch_traffic(&ch, a, b, dims);
+    if extra == 0 {
+        return vec![ch];
+    }
+    let mut out = Vec::with_capacity(3);
+    for copy_a in [true, false] {
+        let (op, tail, copied) =
+            if copy_a { (a, &ch.a_tail, &ch.a_copy) } else { (b, &ch.b_tail, &ch.b_copy) };
+        let order: Vec<u32> = (ch.loops.iter().filter(|&&l| op.pos(l).is_some()))
+            .chain(&ch.ko)
+            .chain(tail)
+            .copied()
+            .collect();
+        if order.len() != op.labels.len() || copied.as_ref() == Some(&order) {
+            continue;
+        }
+        let mut v = ch.clone();
+        v.cost = v.cost.saturating_add(if copied.is_some() { 0 } else { op.len() });
+        if copy_a {
+            v.a_copy = Some(order);
+        } else {
+            v.b_copy = Some(order);
+        }
+        let e = scratch_traffic(&v, a, b, dims);
+        if e < extra {
+            v.cost = v.cost.saturating_add(e);
+            out.push(v);
+        }
+    }
+    ch.cost = ch.cost.saturating_add(extra);
+    out.insert(0, ch);
+    out
 }
 
 /// Never called: the candidate list above is never empty.

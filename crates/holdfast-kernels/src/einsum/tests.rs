@@ -150,14 +150,21 @@ fn intermediates_are_laid_out_for_their_consumer() {
 
 #[test]
 fn contracted_labels_that_do_not_nest_are_looped_not_copied() {
-    // Both operands hold the contracted p and z apart in memory (p outermost, z innermost,
-    // a kept label between): `pz` cannot be one matrix axis of either. The step loops over p
-    // and adds each (x × z)·(z × y) product into the same C, copying neither operand. The
-    // first shape runs through nano-gemm, the second through faer.
-    for (p, x, z, y) in [(6, 8, 16, 8), (3, 19, 19, 19)] {
+    // The left operand holds the contracted p and z apart in memory (p outermost, z
+    // innermost, a kept label between): `pz` cannot be one of its matrix axes. The step loops
+    // over p and adds each (x × z)·(z × y) product into the same C, copying neither operand.
+    // The first shape runs through nano-gemm, which reads it in place because the right
+    // operand is `pzy` (y with unit stride); the second through faer, the right operand
+    // holding p and z apart too.
+    for (p, x, z, y, zy) in [(6, 8, 16, 8, true), (3, 19, 19, 19, false)] {
         let a = cube([p, x, z], |i, j, k| (i * 3 + j * 7 + k) as f64 * 0.125 - 2.0);
-        let b = cube([p, y, z], |i, j, k| (i * 5 + j + k * 11) as f64 * 0.25 - 4.0);
-        let plan = EinsumPlan::prepare("pxz,pyz->xy", &[a.read(), b.read()], None)
+        let bv = |ip: usize, iy: usize, iz: usize| (ip * 5 + iy + iz * 11) as f64 * 0.25 - 4.0;
+        let (b, spec) = if zy {
+            (cube([p, z, y], |i, k, j| bv(i, j, k)), "pxz,pzy->xy")
+        } else {
+            (cube([p, y, z], bv), "pxz,pyz->xy")
+        };
+        let plan = EinsumPlan::prepare(spec, &[a.read(), b.read()], None)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(plan.num_operand_copies(), 0, "{:?}", plan.steps);
         let looped = plan.steps.iter().any(|s| match &s.core {
@@ -165,12 +172,12 @@ fn contracted_labels_that_do_not_nest_are_looped_not_copied() {
             super::plan::Core::Map { .. } => false,
         });
         assert!(looped, "{:?}", plan.steps);
-        let (av, bv) = (a.as_slice(), b.as_slice());
+        let av = a.as_slice();
         let reference = |ix: usize, iy: usize| -> f64 {
             let mut acc = 0.0;
             for ip in 0..p {
                 for iz in 0..z {
-                    acc += av[(ip * x + ix) * z + iz] * bv[(ip * y + iy) * z + iz];
+                    acc += av[(ip * x + ix) * z + iz] * bv(ip, iy, iz);
                 }
             }
             acc
@@ -215,4 +222,52 @@ impl crate::KernelAlloc for DirtyPool {
     fn give<T: holdfast_tensor::Element>(&mut self, buf: Vec<T>) {
         self.free.push(Box::new(buf));
     }
+}
+
+#[test]
+fn small_products_nano_gemm_would_copy_read_one_copied_operand() {
+    use super::testing::{reference, values};
+    let of = |shape: [usize; 3], seed| {
+        Tensor::from_vec(shape, values(shape.iter().product(), seed))
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let prepare = |spec: &str, a: &Tensor<f64>, b: &Tensor<f64>| {
+        EinsumPlan::prepare(spec, &[a.read(), b.read()], None).unwrap_or_else(|e| panic!("{e}"))
+    };
+    // Operands copied, whole before the product or item by item with it.
+    let copies = |plan: &EinsumPlan| -> usize {
+        plan.steps
+            .iter()
+            .map(|s| match &s.core {
+                super::plan::Core::Gemm(g) => [true, false]
+                    .into_iter()
+                    .filter(|&left| {
+                        let whole = if left { &g.a_copy } else { &g.b_copy };
+                        whole.is_some() || g.blocks.as_ref().is_some_and(|b| b.blocks_side(left))
+                    })
+                    .count(),
+                super::plan::Core::Map { .. } => 0,
+            })
+            .sum()
+    };
+    // Both operands hold the contracted j innermost: in neither orientation of a 16 × 16 × 16
+    // item do the left operand and the output have unit row stride, so nano-gemm would copy
+    // through its scratch on each of the 40 items. One copy of an operand, its kept axis
+    // innermost, lets nano-gemm read every item in place.
+    let (a, b) = (of([40, 16, 16], 1), of([40, 16, 16], 2));
+    let plan = prepare("bij,bkj->bik", &a, &b);
+    assert_eq!(copies(&plan), 1, "{:?}", plan.steps);
+    let got = plan
+        .execute(&[a.read(), b.read()], &mut crate::HeapAlloc, crate::Par::Seq)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let want = reference("bij,bkj->bik", &a, &b);
+    assert_eq!(got.shape(), &[40, 16, 16]);
+    for (g, w) in got.as_slice().iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-12 * (1.0 + w.abs()), "{g} against {w}");
+    }
+    // Operands nano-gemm reads in place, and items too large for it (faer packs them anyway),
+    // are not copied.
+    assert_eq!(copies(&prepare("bij,bjk->bik", &a, &b)), 0);
+    let (a, b) = (of([4, 32, 32], 3), of([4, 32, 32], 4));
+    assert_eq!(copies(&prepare("bij,bkj->bik", &a, &b)), 0);
 }

@@ -73,6 +73,16 @@ impl PreparedGemm {
         PreparedGemm { spec, swapped, kernel, flops: 2 * spec.macs() }
     }
 
+    /// Elements nano-gemm moves through its scratch blocks per item, on every run: nonzero
+    /// only for items small enough for nano-gemm whose left operand and output nano-gemm
+    /// cannot read in place in either orientation (the planner's cost of such a layout).
+    pub(crate) fn nano_scratch_per_item(&self) -> usize {
+        match &self.kernel {
+            Kernel::Faer { views, nano: Some(_) } => views.nano_scratch(),
+            _ => 0,
+        }
+    }
+
     /// Floating-point operations of one run.
     pub(crate) fn flops(&self) -> u64 {
         self.flops

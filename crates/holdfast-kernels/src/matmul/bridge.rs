@@ -119,6 +119,12 @@ impl FaerViews {
         self.nano_shape().map(NanoPlans::new)
     }
 
+    /// Elements nano-gemm moves through scratch on each run of this product (0 when the
+    /// product is not nano-gemm's or nano-gemm reads it in place).
+    pub(crate) fn nano_scratch(&self) -> usize {
+        self.nano_shape().map_or(0, |s| s.scratch_elements())
+    }
+
     /// The normalised nano-gemm shape when the product is small enough for nano-gemm.
     fn nano_shape(&self) -> Option<NanoShape> {
         let (m, n, k) = (self.a.rows, self.b.cols, self.a.cols);

@@ -75,6 +75,18 @@ impl NanoShape {
     pub(super) fn col_major(&self) -> bool {
         self.lhs.0 == 1 && self.dst.0 == 1
     }
+
+    /// Elements nano-gemm moves through its scratch blocks on every run of this shape: none
+    /// when it runs the product in place ([`col_major`](Self::col_major)); otherwise the left
+    /// operand, copied in, and the output twice (computed in scratch, then added into place)
+    /// when its row stride is not 1.
+    pub(super) fn scratch_elements(&self) -> usize {
+        if self.col_major() {
+            return 0;
+        }
+        let out = if self.dst.0 == 1 { 0 } else { 2 * self.m * self.n };
+        self.m * self.k + out
+    }
 }
 
 /// A scalar nano-gemm has kernels for.

@@ -237,3 +237,23 @@ fn long_vector_products_go_to_faer_and_stay_exact() {
         }
     }
 }
+
+#[test]
+fn nano_scratch_counts_what_nano_gemm_copies() {
+    use super::nano::NanoShape;
+    let (n, s) = (16usize, 16isize);
+    let row = (s, 1);
+    let col = (1, s);
+    // Row-major everywhere: the transposed product is column-major, read in place.
+    assert_eq!(NanoShape::new((n, n, n), row, row, row).scratch_elements(), 0);
+    // A column-major left operand and output: in place as given.
+    assert_eq!(NanoShape::new((n, n, n), col, col, row).scratch_elements(), 0);
+    // Both operands with the contracted axis innermost: the left operand of the orientation
+    // with a column-major output is copied on every run.
+    assert_eq!(NanoShape::new((n, n, n), row, row, col).scratch_elements(), n * n);
+    // An output with no unit stride is also computed in scratch and added back.
+    let spread = (2 * s, 2);
+    assert_eq!(NanoShape::new((n, n, n), spread, row, col).scratch_elements(), 3 * n * n);
+    // A row (m = 1) never needs scratch.
+    assert_eq!(NanoShape::new((1, n, n), row, row, col).scratch_elements(), 0);
+}

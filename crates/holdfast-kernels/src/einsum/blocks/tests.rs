@@ -97,14 +97,14 @@ fn blocks_fan_out_over_threads_like_the_whole_copy() {
 
 #[test]
 fn a_label_looped_for_the_other_operand_stays_a_loop_inside_the_block() {
-    // y's `e` is neither batch nor a matrix axis of y (it sits between y's rows and its
-    // contracted `f`), so the step loops over it outside its batch; x's copy leads with loop
-    // labels t, k, a, b and is blocked over some of them.
+    // y's `e` is neither batch nor a matrix axis of y (its contracted `f` sits between `e`
+    // and y's rows `cd`), so the step loops over it outside its batch; x's copy leads with
+    // loop labels t, k, a, b and is blocked over some of them.
     let x = real(&[2; 10], 7);
     let y = real(&[2; 6], 8);
-    let spec = "abghijkltf,abcdef->tekabghijlcd";
+    let spec = "abghijkltf,abefcd->tekabghijlcd";
     check(spec, &x, &y, false, Par::Seq);
-    let plan = EinsumPlan::prepare("abcdef,abghijkltf->tekabghijlcd", &[y.read(), x.read()], None)
+    let plan = EinsumPlan::prepare("abefcd,abghijkltf->tekabghijlcd", &[y.read(), x.read()], None)
         .unwrap();
     assert!(blocked(&plan).outer.is_some(), "the unblocked step has loops outside its batch");
 }

@@ -82,15 +82,16 @@ fn plans_with_a_presum_copy_or_second_step_do_not() {
 
 #[test]
 fn contracted_loops_add_into_one_output() {
-    // p (and q) are contracted but apart from z in memory: the product loops over them and
-    // adds every GEMM into one zeroed output, copying neither operand. With p alone the loop
-    // is the GEMM's batch; with p and q ordered differently in the operands, one of them is
-    // an outer loop around the batch.
-    let (a, b) = (real(&[6, 8, 16], 17), real(&[6, 8, 16], 18));
-    check("pxz,pyz->xy", &a.read(), &b.read(), true);
-    let (a, b) = (real(&[3, 8, 2, 16], 19), real(&[2, 8, 3, 16], 20));
-    check("pxqz,qypz->xy", &a.read(), &b.read(), true);
-    let plan = EinsumPlan::prepare("pxqz,qypz->xy", &[a.read(), b.read()], None).unwrap();
+    // p (and q) are contracted but apart from z in the left operand: the product loops over
+    // them and adds every GEMM into one zeroed output, copying neither operand. With p alone
+    // the loop is the GEMM's batch; with q and z nested in opposite orders in the operands, a
+    // second contracted loop runs outside the batch. (The right operand's columns y have unit
+    // stride, so nano-gemm reads every product in place.)
+    let (a, b) = (real(&[6, 8, 16], 17), real(&[6, 16, 8], 18));
+    check("pxz,pzy->xy", &a.read(), &b.read(), true);
+    let (a, b) = (real(&[3, 8, 2, 16], 19), real(&[16, 2, 3, 8], 20));
+    check("pxqz,zqpy->xy", &a.read(), &b.read(), true);
+    let plan = EinsumPlan::prepare("pxqz,zqpy->xy", &[a.read(), b.read()], None).unwrap();
     let (_, g) = plan.single_product().unwrap();
     assert!(g.accumulate && g.outer.is_some(), "{:?}", plan.steps);
 }
