@@ -53,7 +53,7 @@ fn bench_writes_markdown_and_json_reports() {
         serde_json::from_str(&std::fs::read_to_string(&js).unwrap()).unwrap();
     assert_eq!(printed["agree"], true);
     assert_eq!(printed["settings"], written["settings"]);
-    assert_eq!(written["retention_mib"], 1024, "the bench's default pool retention");
+    assert_eq!(written["retention_mib"], 4096, "the bench's default pool retention");
     let settings = written["settings"].as_array().unwrap();
     assert!(!settings.is_empty());
     assert_eq!(settings[0]["threads"], 1);
@@ -75,7 +75,7 @@ fn bench_writes_markdown_and_json_reports() {
     let markdown = std::fs::read_to_string(&md).unwrap();
     assert!(markdown.contains("| case | direct | held | scoped | naive |"), "{markdown}");
     assert!(markdown.contains("Checks on warm held operations"), "{markdown}");
-    assert!(markdown.contains("retains up to 1024 MiB"), "{markdown}");
+    assert!(markdown.contains("retains up to 4096 MiB"), "{markdown}");
 }
 
 /// SPEC M2 on a warm held operation: no lock, no install, no plan preparation, no allocation,

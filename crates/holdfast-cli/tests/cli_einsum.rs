@@ -155,3 +155,34 @@ fn a_complex128_instance_runs_in_complex_arithmetic() {
     assert_eq!(run.code, Some(0), "{run:?}");
     assert!(run.stdout.contains(r#""dtype":"complex64""#), "{}", run.stdout);
 }
+
+#[test]
+fn the_retention_limit_decides_what_repeated_runs_keep() {
+    let dir = scratch("einsum-retention");
+    let file = dir.join("mm.json");
+    std::fs::write(
+        &file,
+        r#"{"name": "mm", "format_string": "ij,jk->ik", "shapes": [[200, 200], [200, 200]],
+            "paths": {"opt_flops": {"path": [[0, 1]]}}}"#,
+    )
+    .unwrap();
+    let telemetry = |extra: &[&str]| {
+        let mut args = vec!["einsum", s(&file), "--repeat", "3", "--json"];
+        args.extend_from_slice(extra);
+        let run = holdfast(&args);
+        assert_eq!(run.code, Some(0), "{run:?}");
+        let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        doc["instances"][0]["telemetry"].clone()
+    };
+    // The engine's default keeps the 320 kB result buffer for the next run.
+    let kept = telemetry(&[]);
+    assert!(kept["buffer_retained_bytes"].as_u64().unwrap() >= 320_000, "{kept}");
+    assert!(kept["buffer_hits"].as_u64().unwrap() >= 1, "{kept}");
+    // A pool that retains nothing serves nothing.
+    let none = telemetry(&["--retention-mib", "0"]);
+    assert_eq!(
+        (none["buffer_retained_bytes"].as_u64(), none["buffer_hits"].as_u64()),
+        (Some(0), Some(0)),
+        "{none}"
+    );
+}

@@ -106,6 +106,7 @@ fn einsum_bad_arguments() {
     fails_cleanly(&["einsum", s(&file), "--repeat", "0"]);
     fails_cleanly(&["einsum", s(&file), "--repeat", "many"]);
     fails_cleanly(&["einsum", s(&file), "--threads", "0"]);
+    fails_cleanly(&["einsum", s(&file), "--retention-mib", &usize::MAX.to_string()]);
     fails_cleanly(&["einsum", s(&file), s(&file), "--out", s(&dir.join("r.npy"))]);
 }
 

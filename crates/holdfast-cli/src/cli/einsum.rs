@@ -16,7 +16,6 @@ use clap::{Args, ValueEnum};
 use holdfast::{DType, SessionStats, Tensor, TensorRead, c32, c64};
 use serde_json::json;
 
-use super::backend_with_threads;
 use super::error::CliError;
 use super::instance::{Instance, PathChoice};
 use super::measure::median;
@@ -45,6 +44,11 @@ pub(crate) struct EinsumArgs {
     /// Runs per instance; the median is reported.
     #[arg(long, default_value_t = 3, value_name = "R")]
     pub(crate) repeat: usize,
+    /// Buffer-pool retention limit of the session, in MiB (default: the engine's, 100 MiB).
+    /// Repeated runs of an instance whose buffers fit reuse them instead of faulting in fresh
+    /// pages.
+    #[arg(long, value_name = "MIB")]
+    pub(crate) retention_mib: Option<usize>,
     /// Element type of the operands, instead of the instance's `dtype` (complex operands are
     /// random in both parts).
     #[arg(long, value_enum, value_name = "DTYPE")]
@@ -245,7 +249,7 @@ pub(crate) fn run(args: &EinsumArgs) -> Result<(), CliError> {
         if args.inputs.is_some() {
             return Err(CliError::Usage("--inputs goes with instance files, not --spec".into()));
         }
-        let backend = backend_with_threads(args.threads)?;
+        let backend = super::backend_with(args.threads, args.retention_mib)?;
         return super::einsum_spec::run(
             &backend,
             spec,
@@ -260,7 +264,7 @@ pub(crate) fn run(args: &EinsumArgs) -> Result<(), CliError> {
     if args.files.len() > 1 && (args.inputs.is_some() || args.out.is_some()) {
         return Err(CliError::Usage("--inputs and --out need exactly one instance file".into()));
     }
-    let backend = backend_with_threads(args.threads)?;
+    let backend = super::backend_with(args.threads, args.retention_mib)?;
     let steps = (args.files.len() * args.repeat) as u64;
     let progress = Progress::new(steps, "einsum", !args.json && !args.quiet);
     let mut outcomes = Vec::with_capacity(args.files.len());

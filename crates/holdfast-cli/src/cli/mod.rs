@@ -42,7 +42,7 @@ mod workload;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use holdfast::CpuBackend;
+use holdfast::{CpuBackend, ResourceLimits};
 
 use error::CliError;
 
@@ -141,12 +141,39 @@ fn one_line(text: &str) -> String {
 ///
 /// When the engine cannot be built (for instance a zero or oversubscribing budget).
 fn backend_with_threads(threads: Option<usize>) -> Result<CpuBackend, CliError> {
-    let builder = CpuBackend::builder();
-    let builder = match threads {
-        Some(n) => builder.threads(n),
-        None => builder,
-    };
+    backend_with(threads, None)
+}
+
+/// As [`backend_with_threads`], its buffer pool retaining up to `retention_mib` MiB when given
+/// (the engine's default otherwise).
+///
+/// # Errors
+///
+/// As [`backend_with_threads`]; a usage error when the limit does not fit in bytes.
+fn backend_with(
+    threads: Option<usize>,
+    retention_mib: Option<usize>,
+) -> Result<CpuBackend, CliError> {
+    let mut builder = CpuBackend::builder();
+    if let Some(n) = threads {
+        builder = builder.threads(n);
+    }
+    if let Some(mib) = retention_mib {
+        builder = builder.resource_limits(limits_with_retention(mib)?);
+    }
     Ok(builder.build()?)
+}
+
+/// The engine's default resource limits with a buffer-pool retention limit of `mib` MiB.
+///
+/// # Errors
+///
+/// A usage error when `mib` MiB does not fit in `usize` bytes.
+fn limits_with_retention(mib: usize) -> Result<ResourceLimits, CliError> {
+    let bytes = mib
+        .checked_mul(1 << 20)
+        .ok_or_else(|| CliError::Usage(format!("--retention-mib {mib} is too large")))?;
+    Ok(ResourceLimits { buffer_retention_bytes: bytes, ..ResourceLimits::default() })
 }
 
 /// Nanoseconds for a table: integral from 100 ns, one decimal below.
