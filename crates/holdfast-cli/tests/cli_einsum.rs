@@ -6,16 +6,21 @@ mod support;
 
 use support::{holdfast, instances_dir, read_npy_f64, s, scratch, write_npy_c16, write_npy_f64};
 
+/// `dir/mm.json`: the instance `ij,jk->ik` of an `m × k` and a `k × n` matrix.
+fn matmul_instance(dir: &std::path::Path, (m, k, n): (usize, usize, usize)) -> std::path::PathBuf {
+    let file = dir.join("mm.json");
+    let json = format!(
+        r#"{{"name": "mm", "format_string": "ij,jk->ik", "shapes": [[{m}, {k}], [{k}, {n}]],
+            "paths": {{"opt_flops": {{"path": [[0, 1]]}}}}}}"#
+    );
+    std::fs::write(&file, json).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    file
+}
+
 #[test]
 fn npy_inputs_and_output_match_a_reference_matmul() {
     let dir = scratch("einsum-matmul");
-    let file = dir.join("mm.json");
-    std::fs::write(
-        &file,
-        r#"{"name": "mm", "format_string": "ij,jk->ik", "shapes": [[3, 4], [4, 2]],
-            "paths": {"opt_flops": {"path": [[0, 1]]}}}"#,
-    )
-    .unwrap();
+    let file = matmul_instance(&dir, (3, 4, 2));
     let inputs = dir.join("inputs");
     std::fs::create_dir_all(&inputs).unwrap();
     let a: Vec<f64> = (0..12).map(|i| f64::from(i) * 0.5 - 2.0).collect();
@@ -159,13 +164,7 @@ fn a_complex128_instance_runs_in_complex_arithmetic() {
 #[test]
 fn the_retention_limit_decides_what_repeated_runs_keep() {
     let dir = scratch("einsum-retention");
-    let file = dir.join("mm.json");
-    std::fs::write(
-        &file,
-        r#"{"name": "mm", "format_string": "ij,jk->ik", "shapes": [[200, 200], [200, 200]],
-            "paths": {"opt_flops": {"path": [[0, 1]]}}}"#,
-    )
-    .unwrap();
+    let file = matmul_instance(&dir, (200, 200, 200));
     let telemetry = |extra: &[&str]| {
         let mut args = vec!["einsum", s(&file), "--repeat", "3", "--json"];
         args.extend_from_slice(extra);
