@@ -1,7 +1,8 @@
 //! Times the strided copy (`permute` of a view, pooled output) on a few layouts that pick its
 //! different paths: mera_open's largest copies (many axes, huge source strides), a brackets
 //! instance's copy (4×4 transposed panels under a long batch axis), small and large
-//! transposes. Prints the median of 21 runs per layout.
+//! transposes, permutation_focus's copies (many legs of dimension 2). Prints the median of 21
+//! runs per layout.
 //!
 //! ```text
 //! cargo build --profile bench -p holdfast-kernels --example copy_probe
@@ -21,7 +22,7 @@ use holdfast_tensor::{Layout, TensorRead};
 
 fn main() {
     // (name, shape, source strides): the copy makes a dense row-major tensor of `shape`.
-    let cases: [(&str, &[usize], &[usize]); 9] = [
+    let cases: [(&str, &[usize], &[usize]); 11] = [
         // mera_open's three largest operand copies (steps 24 and 18 of its opt_flops path).
         ("mera24", &[3, 9, 9, 9, 9, 9, 10, 5], &[729, 81, 9, 1, 2187, 19683, 885_735, 177_147]),
         ("mera18a", &[11, 9, 10, 7, 5, 6, 22], &[415_800, 6600, 660, 59400, 132, 22, 1]),
@@ -36,6 +37,21 @@ fn main() {
         ("t4x4x", &[20_000, 4, 4], &[16, 1, 4]),
         ("t8x8", &[8000, 8, 8], &[64, 1, 8]),
         ("big_t", &[1024, 1024], &[1, 1024]),
+        // permutation_focus's blocked copies: dimension-2 legs, the source's contiguous legs
+        // scattered through the destination's order.
+        (
+            "perm21",
+            &[2; 21],
+            &[
+                262_144, 2048, 4_194_304, 2, 8, 1_048_576, 131_072, 64, 4, 32, 256, 512, 1, 1024,
+                4096, 8192, 16384, 65536, 8_388_608, 524_288, 2_097_152,
+            ],
+        ),
+        (
+            "perm13",
+            &[2, 2, 2, 2, 2, 2, 2, 8, 16, 2, 4, 2, 4],
+            &[16, 32, 262_144, 128, 131_072, 1024, 4, 524_288, 8192, 2048, 256, 64, 1],
+        ),
     ];
     for (name, shape, strides) in cases {
         let n: usize = shape.iter().product();
