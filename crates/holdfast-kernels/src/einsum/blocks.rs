@@ -25,6 +25,7 @@ mod tests;
 
 use holdfast_tensor::{Element, record_copy};
 
+use super::layout::dense_len;
 use super::plan::CopyOp;
 use super::planner::Operand;
 use crate::matmul::batch::PreparedGemm;
@@ -197,8 +198,4 @@ fn fill<'a, T: Element>(
         }
         _ => MatRef::new(data, from),
     }
-}
-
-fn dense_len(order: &[u32], dims: &[usize]) -> usize {
-    order.iter().map(|&l| dims[l as usize]).product()
 }

@@ -207,8 +207,8 @@ impl Hash for PlanKey<'_> {
 }
 
 /// Whether `shape` and `strides` equal `want_shape` and `want_strides`: one branch-free pass
-/// over the axes (a handful), where slice equality would call `memcmp` twice (the plan key's check and the
-/// executor's).
+/// over the axes (a handful), where slice equality calls `memcmp` twice. The plan key's match
+/// and the executor's operand check both use it.
 #[inline]
 pub(super) fn same_axes(
     shape: &[usize],

@@ -1,7 +1,7 @@
-//! Helpers of the einsum unit tests: deterministic operand values and a plain-loop reference
-//! that any two-operand einsum's result is checked against.
+//! Helpers of the einsum unit tests: deterministic operands and a plain-loop reference that any
+//! two-operand einsum's result is checked against.
 
-use holdfast_tensor::{Element, Tensor};
+use holdfast_tensor::{Element, Tensor, c64};
 
 /// Deterministic values in [-1, 1).
 pub(super) fn values(n: usize, seed: u64) -> Vec<f64> {
@@ -16,6 +16,20 @@ pub(super) fn values(n: usize, seed: u64) -> Vec<f64> {
             2.0 * u - 1.0
         })
         .collect()
+}
+
+/// A dense `f64` tensor of `shape` with [`values`] of `seed`.
+pub(super) fn real(shape: &[usize], seed: u64) -> Tensor<f64> {
+    Tensor::from_vec(shape.to_vec(), values(shape.iter().product(), seed))
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A dense `c64` tensor of `shape`: real parts from `seed`, imaginary parts from `seed + 100`.
+pub(super) fn complex(shape: &[usize], seed: u64) -> Tensor<c64> {
+    let n = shape.iter().product();
+    let (re, im) = (values(n, seed), values(n, seed + 100));
+    Tensor::from_vec(shape.to_vec(), re.iter().zip(&im).map(|(&r, &i)| c64::new(r, i)).collect())
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// `spec` (two inputs, explicit output) by plain loops over every label.

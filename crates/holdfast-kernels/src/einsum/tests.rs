@@ -226,11 +226,7 @@ impl crate::KernelAlloc for DirtyPool {
 
 #[test]
 fn small_products_nano_gemm_would_copy_read_one_copied_operand() {
-    use super::testing::{reference, values};
-    let of = |shape: [usize; 3], seed| {
-        Tensor::from_vec(shape, values(shape.iter().product(), seed))
-            .unwrap_or_else(|e| panic!("{e}"))
-    };
+    use super::testing::{real, reference};
     let prepare = |spec: &str, a: &Tensor<f64>, b: &Tensor<f64>| {
         EinsumPlan::prepare(spec, &[a.read(), b.read()], None).unwrap_or_else(|e| panic!("{e}"))
     };
@@ -254,7 +250,7 @@ fn small_products_nano_gemm_would_copy_read_one_copied_operand() {
     // item do the left operand and the output have unit row stride, so nano-gemm would copy
     // through its scratch on each of the 40 items. One copy of an operand, its kept axis
     // innermost, lets nano-gemm read every item in place.
-    let (a, b) = (of([40, 16, 16], 1), of([40, 16, 16], 2));
+    let (a, b) = (real(&[40, 16, 16], 1), real(&[40, 16, 16], 2));
     let plan = prepare("bij,bkj->bik", &a, &b);
     assert_eq!(copies(&plan), 1, "{:?}", plan.steps);
     let got = plan
@@ -268,6 +264,6 @@ fn small_products_nano_gemm_would_copy_read_one_copied_operand() {
     // Operands nano-gemm reads in place, and items too large for it (faer packs them anyway),
     // are not copied.
     assert_eq!(copies(&prepare("bij,bjk->bik", &a, &b)), 0);
-    let (a, b) = (of([4, 32, 32], 3), of([4, 32, 32], 4));
+    let (a, b) = (real(&[4, 32, 32], 3), real(&[4, 32, 32], 4));
     assert_eq!(copies(&prepare("bij,bkj->bik", &a, &b)), 0);
 }

@@ -184,20 +184,11 @@ impl Layout {
     /// stride; an empty layout is contiguous).
     #[inline]
     pub fn is_contiguous(&self) -> bool {
-        let mut expected = 1;
-        let mut dense = true;
-        for (&dim, &stride) in self.shape.iter().zip(&self.strides).rev() {
-            if dim == 0 {
-                return true;
-            }
-            dense &= dim == 1 || stride == expected;
-            expected *= dim;
-        }
-        dense
+        self.dense_len().is_some()
     }
 
-    /// The element count when the layout [is contiguous](Self::is_contiguous), in the same
-    /// single pass over the axes; `None` otherwise.
+    /// The element count when the layout [is contiguous](Self::is_contiguous), found in one
+    /// pass over the axes; `None` otherwise.
     #[inline]
     pub(crate) fn dense_len(&self) -> Option<usize> {
         let mut expected = 1;

@@ -1,13 +1,13 @@
 //! A large permuting copy made block by block gives the unblocked product's values and never
 //! takes a buffer of the whole copy.
 
-use holdfast_tensor::{Element, Tensor, c64};
+use holdfast_tensor::{Element, Tensor};
 use proptest::prelude::*;
 
 use super::BLOCKED_COPY_MIN;
 use crate::einsum::EinsumPlan;
 use crate::einsum::plan::{Core, GemmCore};
-use crate::einsum::testing::{reference, values};
+use crate::einsum::testing::{complex, real, reference};
 use crate::{HeapAlloc, KernelAlloc, Par};
 
 /// Heap buffers, recording the length of every one taken.
@@ -50,10 +50,6 @@ fn check<T: Element>(spec: &str, x: &Tensor<T>, y: &Tensor<T>, x_first: bool, pa
     for (g, w) in got.as_slice().iter().zip(&want) {
         assert!((*g - *w).modulus() <= 1e-12 * (1.0 + w.modulus()), "{spec}: {g:?} against {w:?}");
     }
-}
-
-fn real(shape: &[usize], seed: u64) -> Tensor<f64> {
-    Tensor::from_vec(shape.to_vec(), values(shape.iter().product(), seed)).unwrap()
 }
 
 /// The blocked step of `plan`.
@@ -111,14 +107,8 @@ fn a_label_looped_for_the_other_operand_stays_a_loop_inside_the_block() {
 
 #[test]
 fn complex_operands_are_blocked_alike() {
-    let of = |shape: &[usize], seed| {
-        let n: usize = shape.iter().product();
-        let v = values(2 * n, seed);
-        Tensor::from_vec(shape.to_vec(), v.chunks(2).map(|c| c64::new(c[0], c[1])).collect())
-            .unwrap()
-    };
-    let x = of(&[2, 4, 2, 2, 2, 4, 2, 4], 9);
-    let y = of(&[2, 2, 2, 2, 2, 2], 10);
+    let x = complex(&[2, 4, 2, 2, 2, 4, 2, 4], 9);
+    let y = complex(&[2, 2, 2, 2, 2, 2], 10);
     check(ONE_BATCH, &x, &y, true, Par::Seq);
 }
 

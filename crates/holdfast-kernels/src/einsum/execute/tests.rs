@@ -2,22 +2,11 @@
 //! executor's buffer list, and gives the loops' values: plain, batched, transposed, offset and
 //! accumulating products, and the plans that must not take that path.
 
-use holdfast_tensor::{Element, Tensor, TensorRead, c64};
+use holdfast_tensor::{Element, TensorRead};
 
 use crate::einsum::EinsumPlan;
-use crate::einsum::testing::{reference, values};
+use crate::einsum::testing::{complex, real, reference};
 use crate::{HeapAlloc, Par};
-
-fn real(shape: &[usize], seed: u64) -> Tensor<f64> {
-    Tensor::from_vec(shape.to_vec(), values(shape.iter().product(), seed)).unwrap()
-}
-
-fn complex(shape: &[usize], seed: u64) -> Tensor<c64> {
-    let n = shape.iter().product();
-    let (re, im) = (values(n, seed), values(n, seed + 100));
-    Tensor::from_vec(shape.to_vec(), re.iter().zip(&im).map(|(&r, &i)| c64::new(r, i)).collect())
-        .unwrap()
-}
 
 /// Prepares `spec` on the views `x` and `y`, checks whether the plan is a single product as
 /// `single` says, and checks its result against the loops over dense copies of the views.
