@@ -2,11 +2,13 @@
 //! different paths: mera_open's largest copies (many axes, huge source strides), a brackets
 //! instance's copy (4×4 transposed panels under a long batch axis), small and large
 //! transposes, permutation_focus's copies (many legs of dimension 2). Prints the median of 21
-//! runs per layout.
+//! runs per layout. The source is allocated as the engine allocates operands (advised for huge
+//! pages), so that the copy's TLB behaviour is the one einsum sees. An argument keeps only the
+//! layouts whose name contains it.
 //!
 //! ```text
 //! cargo build --profile bench -p holdfast-kernels --example copy_probe
-//! target/release/examples/copy_probe
+//! target/release/examples/copy_probe [NAME]
 //! ```
 
 #![allow(clippy::unwrap_used, reason = "a measurement program, not a library")]
@@ -17,7 +19,7 @@ mod pool;
 
 use std::time::Instant;
 
-use holdfast_kernels::{KernelAlloc, Par, permute::permute};
+use holdfast_kernels::{HeapAlloc, KernelAlloc, Par, permute::permute};
 use holdfast_tensor::{Layout, TensorRead};
 
 fn main() {
@@ -53,11 +55,18 @@ fn main() {
             &[16, 32, 262_144, 128, 131_072, 1024, 4, 524_288, 8192, 2048, 256, 64, 1],
         ),
     ];
+    let filter = std::env::args().nth(1).unwrap_or_default();
     for (name, shape, strides) in cases {
+        if !name.contains(filter.as_str()) {
+            continue;
+        }
         let n: usize = shape.iter().product();
         let span = 1 + shape.iter().zip(strides).map(|(d, s)| (d - 1) * s).sum::<usize>();
         #[allow(clippy::cast_precision_loss, reason = "distinct test values")]
-        let data: Vec<f64> = (0..span).map(|i| i as f64).collect();
+        let mut data: Vec<f64> = HeapAlloc.take(span);
+        for (i, x) in data.iter_mut().enumerate() {
+            *x = i as f64;
+        }
         let view = TensorRead::from_layout(&data, Layout::new(shape, strides, 0).unwrap()).unwrap();
         let identity: Vec<usize> = (0..shape.len()).collect();
         let mut pooled = pool::PoolAlloc::default();

@@ -1,13 +1,17 @@
 //! Strided-to-contiguous copy: the body of `permute` and of einsum's operand copies.
 //!
-//! The destination is dense row-major over `shape`. When the source's unit-stride axis is not the
-//! destination's innermost axis (a transpose), the copy walks 16×16 tiles of those two axes so
-//! that both sides stay in cache; otherwise it copies contiguous runs.
+//! The destination is dense row-major over `shape`. When both sides run contiguously along the
+//! destination's innermost axis, the copy moves runs. Otherwise, when the destination's innermost
+//! block is short and the source is contiguous along other axes, it copies two-sided tiles
+//! ([`super::tile`]); when one long source axis is transposed against a long destination axis, it
+//! walks 16×16 panels of those two axes so that both sides stay in cache; and what is left goes
+//! through a gather table over the innermost axes.
 
 use holdfast_tensor::Element;
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
+use super::tile::{Tile, tile_copy};
 use super::{Axes, Nest, Order};
 
 /// Tile edge of the blocked transpose.
@@ -97,6 +101,9 @@ fn copy_nest<T: Element>(nest: &Nest, src: &[T], so: usize, dst: &mut [T], doff:
         // enough for a slice copy (shorter ones go through the gather table below).
         return copy_runs(nest, src, so, dst, doff);
     }
+    if let Some(tile) = Tile::of::<T>(nest) {
+        return tile_copy(nest, &tile, src, so, dst, doff);
+    }
     // The source's unit-stride axis, when it is not already innermost.
     let unit = (0..last).rev().find(|&j| nest.sa[j] == 1 && nest.shape[j] >= 4);
     let tiled = nest.sa[last] != 1
@@ -121,7 +128,7 @@ fn copy_nest<T: Element>(nest: &Nest, src: &[T], so: usize, dst: &mut [T], doff:
         }
     }
     let (dj, n, sdj, ssn) = (nest.shape[j], nest.shape[last], nest.so[j], nest.sa[last]);
-    for_each_outer(&outer_shape, &outer_sd, &outer_ss, doff, so, |pd, ps| {
+    for_each_outer(&outer_shape, &outer_sd, &outer_ss, doff, so, |pd, ps, _| {
         transpose_panel(dst, pd, sdj, src, ps, ssn, dj, n);
     });
 }
@@ -133,7 +140,7 @@ fn copy_runs<T: Element>(nest: &Nest, src: &[T], so: usize, dst: &mut [T], doff:
     let Some((&n, outer)) = nest.shape.split_last() else {
         return;
     };
-    for_each_outer(outer, &nest.so, &nest.sa, doff, so, |pd, ps| {
+    for_each_outer(outer, &nest.so, &nest.sa, doff, so, |pd, ps, _| {
         dst[pd..pd + n].copy_from_slice(&src[ps..ps + n]);
     });
 }
@@ -185,20 +192,11 @@ fn gather_copy<T: Element>(nest: &Nest, src: &[T], so: usize, dst: &mut [T], dof
     // Source offsets of the block, on the stack (`block <= GATHER_BLOCK`): a warm operation
     // allocates nothing here.
     let mut offsets = [0usize; GATHER_BLOCK];
-    let mut filled = 1;
-    for axis in (split..r).rev() {
-        let len = filled;
-        for i in 1..nest.shape[axis] {
-            for k in 0..len {
-                offsets[filled] = offsets[k] + i * nest.sa[axis];
-                filled += 1;
-            }
-        }
-    }
-    // Built with the last axis as the least significant digit: row-major (destination) order.
-    let table = &offsets[..block];
+    // The last axis as the least significant digit: row-major (destination) order.
+    let filled = offset_table((split..r).rev().map(|a| (nest.shape[a], nest.sa[a])), &mut offsets);
+    let table = &offsets[..filled];
     let outer = &nest.shape[..split];
-    for_each_outer(outer, &nest.so, &nest.sa, doff, so, |pd, ps| {
+    for_each_outer(outer, &nest.so, &nest.sa, doff, so, |pd, ps, _| {
         let d = &mut dst[pd..pd + block];
         for (o, &t) in d.iter_mut().zip(table) {
             *o = src[ps + t];
@@ -206,20 +204,41 @@ fn gather_copy<T: Element>(nest: &Nest, src: &[T], so: usize, dst: &mut [T], dof
     });
 }
 
-/// Calls `f(pd, ps)` with the destination and source offsets of every position of the `outer`
-/// axes (destination strides `sd`, source strides `ss`, both at least as long as `outer`),
-/// starting from `pd`, `ps`, the last axis fastest.
-fn for_each_outer(
+/// Fills `table` with the offsets of every position of `axes` (each an extent and a stride), the
+/// first axis as the least significant digit, and returns how many it wrote. `table` must be at
+/// least as long as the product of the extents.
+pub(super) fn offset_table(
+    axes: impl Iterator<Item = (usize, usize)>,
+    table: &mut [usize],
+) -> usize {
+    table[0] = 0;
+    let mut filled = 1;
+    for (extent, stride) in axes {
+        let len = filled;
+        for i in 1..extent {
+            for k in 0..len {
+                table[filled] = table[k] + i * stride;
+                filled += 1;
+            }
+        }
+    }
+    filled
+}
+
+/// Calls `f(pd, ps, index)` with the destination and source offsets and the index of every
+/// position of the `outer` axes (destination strides `sd`, source strides `ss`, both at least as
+/// long as `outer`), starting from `pd`, `ps`, the last axis fastest.
+pub(super) fn for_each_outer(
     outer: &[usize],
     sd: &[usize],
     ss: &[usize],
     mut pd: usize,
     mut ps: usize,
-    mut f: impl FnMut(usize, usize),
+    mut f: impl FnMut(usize, usize, &[usize]),
 ) {
     let mut index: SmallVec<[usize; 8]> = SmallVec::from_elem(0, outer.len());
     loop {
-        f(pd, ps);
+        f(pd, ps, &index);
         let mut axis = outer.len();
         loop {
             if axis == 0 {

@@ -18,6 +18,7 @@
 mod copy;
 #[cfg(test)]
 mod tests;
+mod tile;
 
 use holdfast_tensor::Element;
 use rayon::prelude::*;

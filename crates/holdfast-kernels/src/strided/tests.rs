@@ -1,6 +1,9 @@
 //! Unit tests of the loop engine: axis merging and ordering, and the copy paths.
 
-use super::{Nest, Order, copy_strided, row_major};
+use proptest::prelude::*;
+
+use super::tile::Tile;
+use super::{Nest, Order, copy_nest_of, copy_strided, row_major};
 
 #[test]
 fn dense_axes_merge_into_one_loop() {
@@ -44,21 +47,104 @@ fn copies_match_logical_order_on_every_path() {
         (&[30, 4, 4], &[16, 1, 4]),
     ];
     for (shape, strides) in cases {
-        let n: usize = shape.iter().product();
-        let mut dst = vec![0.0; n];
-        copy_strided(&src, 0, shape, strides, &mut dst, 1);
-        let mut par = vec![0.0; n];
-        copy_strided(&src, 0, shape, strides, &mut par, 4);
-        let mut idx = vec![0usize; shape.len()];
-        for (pos, &got) in dst.iter().enumerate() {
-            let mut rem = pos;
-            for a in (0..shape.len()).rev() {
-                idx[a] = rem % shape[a];
-                rem /= shape[a];
-            }
-            let want: usize = idx.iter().zip(strides).map(|(i, s)| i * s).sum();
-            assert_eq!(got, src[want], "{shape:?} at {pos}");
+        check_copy(&src, 0, shape, strides);
+    }
+}
+
+/// Copies the view serially and over four tasks, and checks both against the view's elements in
+/// logical (row-major) order.
+fn check_copy<T: Copy + PartialEq + std::fmt::Debug + holdfast_tensor::Element>(
+    src: &[T],
+    offset: usize,
+    shape: &[usize],
+    strides: &[usize],
+) {
+    let n: usize = shape.iter().product();
+    let mut dst = vec![T::ZERO; n];
+    copy_strided(src, offset, shape, strides, &mut dst, 1);
+    let mut par = vec![T::ZERO; n];
+    copy_strided(src, offset, shape, strides, &mut par, 4);
+    let mut idx = vec![0usize; shape.len()];
+    for (pos, &got) in dst.iter().enumerate() {
+        let mut rem = pos;
+        for a in (0..shape.len()).rev() {
+            idx[a] = rem % shape[a];
+            rem /= shape[a];
         }
-        assert_eq!(dst, par);
+        let want: usize = offset + idx.iter().zip(strides).map(|(i, s)| i * s).sum::<usize>();
+        assert_eq!(got, src[want], "{shape:?} / {strides:?} at {pos}");
+    }
+    assert_eq!(dst, par, "{shape:?} / {strides:?}: serial and parallel copies differ");
+}
+
+/// Row-major strides of `dims`, read in the order `perm`: the view of a dense tensor of `dims`
+/// whose axes are permuted.
+fn permuted(dims: &[usize], perm: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    let dense = row_major(dims);
+    (perm.iter().map(|&p| dims[p]).collect(), perm.iter().map(|&p| dense[p]).collect())
+}
+
+#[test]
+fn two_sided_tiles_copy_every_element_once() {
+    // Each view takes the tiled path (checked below) in a different shape of tile: rows of two
+    // destination axes and a blocked column axis with a short last block (mera_open's largest
+    // copy, scaled down), rows and columns of several dimension-2 legs, a column axis within a
+    // cache line but not the most contiguous.
+    let cases: [(&[usize], &[usize]); 3] = [
+        (&[3, 9, 9, 9, 10, 5], &[5, 4, 3, 2, 1, 0]),
+        (&[2, 2, 2, 2, 2, 2, 2, 2, 2, 2], &[9, 1, 7, 3, 5, 0, 8, 2, 6, 4]),
+        (&[4, 2, 3, 5, 4, 2, 2], &[4, 1, 0, 5, 2, 6, 3]),
+    ];
+    for (dims, perm) in cases {
+        let n: usize = dims.iter().product();
+        let src: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        let (shape, strides) = permuted(dims, perm);
+        assert!(
+            Tile::of::<f64>(&copy_nest_of(&shape, &strides)).is_some(),
+            "{shape:?} / {strides:?} should be tiled"
+        );
+        check_copy(&src, 0, &shape, &strides);
+    }
+    // A broadcast axis among the columns, and an offset into the source.
+    let src: Vec<f64> = (0..1000).map(f64::from).collect();
+    let (shape, strides) = ([6, 30, 3, 3], [1, 0, 90, 30]);
+    assert!(Tile::of::<f64>(&copy_nest_of(&shape, &strides)).is_some());
+    check_copy(&src, 7, &shape, &strides);
+}
+
+#[test]
+fn tiles_are_left_to_other_paths_where_they_do_not_help() {
+    // A long destination row (a plain transpose), a destination block that holds the source's
+    // contiguous axis, and a contiguous copy.
+    for (shape, strides) in [
+        (vec![64, 200], vec![1, 64]),
+        (vec![30, 4, 4], vec![16, 1, 4]),
+        (vec![5, 6, 7], vec![42, 7, 1]),
+    ] {
+        assert_eq!(Tile::of::<f64>(&copy_nest_of(&shape, &strides)), None, "{shape:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Any permutation of a dense tensor of short axes, seen from an offset, copies exactly.
+    #[test]
+    fn permuted_views_copy_exactly(
+        dims in proptest::collection::vec(1usize..7, 1..8),
+        seed in any::<u64>(),
+        offset in 0usize..5,
+    ) {
+        let mut perm: Vec<usize> = (0..dims.len()).collect();
+        let mut state = seed;
+        for i in (1..perm.len()).rev() {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            let j = usize::try_from(state >> 33).unwrap_or(0) % (i + 1);
+            perm.swap(i, j);
+        }
+        let n: usize = dims.iter().product();
+        let src: Vec<f64> = (0..n + offset).map(|i| i as f64).collect();
+        let (shape, strides) = permuted(&dims, &perm);
+        check_copy(&src, offset, &shape, &strides);
     }
 }
