@@ -24,7 +24,7 @@ use holdfast_tensor::{Layout, TensorRead};
 
 fn main() {
     // (name, shape, source strides): the copy makes a dense row-major tensor of `shape`.
-    let cases: [(&str, &[usize], &[usize]); 11] = [
+    let cases: [(&str, &[usize], &[usize]); 12] = [
         // mera_open's three largest operand copies (steps 24 and 18 of its opt_flops path).
         ("mera24", &[3, 9, 9, 9, 9, 9, 10, 5], &[729, 81, 9, 1, 2187, 19683, 885_735, 177_147]),
         ("mera18a", &[11, 9, 10, 7, 5, 6, 22], &[415_800, 6600, 660, 59400, 132, 22, 1]),
@@ -53,6 +53,16 @@ fn main() {
             "perm13",
             &[2, 2, 2, 2, 2, 2, 2, 8, 16, 2, 4, 2, 4],
             &[16, 32, 262_144, 128, 131_072, 1024, 4, 524_288, 8192, 2048, 256, 64, 1],
+        ),
+        // permutation_light's largest copy: a sparse source (an eighth of a larger operand's
+        // lines), 64-element destination blocks.
+        (
+            "plight17",
+            &[2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 8, 8, 2, 2, 2],
+            &[
+                262_144, 2048, 4_194_304, 2, 8, 1_048_576, 131_072, 64, 8_388_608, 2_097_152,
+                524_288, 65536, 4096, 256, 32, 4, 1,
+            ],
         ),
     ];
     let filter = std::env::args().nth(1).unwrap_or_default();

@@ -114,10 +114,12 @@ fn two_sided_tiles_copy_every_element_once() {
 
 #[test]
 fn tiles_are_left_to_other_paths_where_they_do_not_help() {
-    // A long destination row (a plain transpose), a destination block that holds the source's
-    // contiguous axis, and a contiguous copy.
+    // A long destination row (a plain transpose), batched 16×16 transposes (one row axis
+    // against one whole unit-stride axis: the panels' case), a destination block that holds
+    // the source's contiguous axis, and a contiguous copy.
     for (shape, strides) in [
         (vec![64, 200], vec![1, 64]),
+        (vec![20, 16, 16], vec![256, 1, 16]),
         (vec![30, 4, 4], vec![16, 1, 4]),
         (vec![5, 6, 7], vec![42, 7, 1]),
     ] {

@@ -79,7 +79,11 @@ impl Tile {
             }
             break;
         }
-        if cols.is_empty() {
+        // Nothing to gain over the panel transpose when the tile is one destination axis
+        // against one whole unit-stride source axis: the panels walk the same elements without
+        // offset tables.
+        let plain = split + 1 == rank && cols.len() == 1 && block == nest.shape[cols[0]];
+        if cols.is_empty() || (plain && nest.sa[cols[0]] == 1) {
             return None;
         }
         Some(Tile { split, cols, block })
