@@ -10,10 +10,10 @@ use smallvec::SmallVec;
 
 use super::key::same_axes;
 use super::path::take_pair;
-use super::plan::{CopyOp, Core, EinsumPlan, Finish, GemmCore, Step, SumOp};
+use super::plan::{CopyOp, Core, EinsumPlan, Finish, GemmCore, MapCopy, Step, SumOp};
 use crate::matmul::operand::{Accum, MatMut, MatRef};
 use crate::reduce::run_sum;
-use crate::strided::copy_strided;
+use crate::strided::{Nest, copy_prepared, copy_strided};
 use crate::{Family, KernelAlloc, KernelError, Par};
 
 /// An operand during execution: an input's storage and offset, or a dense intermediate.
@@ -86,6 +86,43 @@ fn stage<'a, T: Element, A: KernelAlloc + ?Sized>(
         staged = Staged::Derived(v);
     }
     staged
+}
+
+/// `out = a · b` by [`MapCopy`]: the scattered operand copied into `out`, then `out`
+/// multiplied in place by the other (the factors keep their order: `a · b`).
+fn map_with_copy<T: Element>(
+    mc: &MapCopy,
+    out: &mut [T],
+    (ad, ao): (&[T], usize),
+    (bd, bo): (&[T], usize),
+    par: Par,
+) {
+    let len = out.len();
+    let threads = par.for_size(Family::Permute, len as u64).threads();
+    let (src, off, other, oo) = if mc.b { (bd, bo, ad, ao) } else { (ad, ao, bd, bo) };
+    copy_prepared(&mc.copy, src, off, out, threads);
+    record_copy(len);
+    let par = par.for_size(Family::Elementwise, len as u64);
+    if mc.b {
+        multiply_in_place(&mc.product, out, (other, oo), par, |o: &mut T, x: T, _| *o = x * *o);
+    } else {
+        multiply_in_place(&mc.product, out, (other, oo), par, |o: &mut T, y: T, _| *o *= y);
+    }
+}
+
+/// Runs `op(out, factor, _)` over `nest` (its `a` strides are the factor's; its `b` is unused).
+fn multiply_in_place<T: Element, F: Fn(&mut T, T, T) + Sync>(
+    nest: &Nest,
+    out: &mut [T],
+    (factor, off): (&[T], usize),
+    par: Par,
+    op: F,
+) {
+    let unused = [T::ZERO];
+    match par {
+        Par::Seq => nest.run(out, 0, factor, off, &unused, 0, &op),
+        p => nest.run_par(out, 0, factor, off, &unused, 0, &op, p.threads()),
+    }
 }
 
 fn run_copy<T: Element, A: KernelAlloc + ?Sized>(
@@ -163,12 +200,15 @@ impl EinsumPlan {
                 _ => alloc.take::<T>(step.out_len),
             };
             match &step.core {
-                Core::Map { nest } => {
+                Core::Map { nest, copy: None } => {
                     let op = |o: &mut T, x: T, y: T| *o = x * y;
                     match par.for_size(Family::Elementwise, step.out_len as u64) {
                         Par::Seq => nest.run(&mut out, 0, ad, ao, bd, bo, &op),
                         p => nest.run_par(&mut out, 0, ad, ao, bd, bo, &op, p.threads()),
                     }
+                }
+                Core::Map { copy: Some(mc), .. } => {
+                    map_with_copy(mc, &mut out, (ad, ao), (bd, bo), par);
                 }
                 Core::Gemm(g) => {
                     let accum = if g.accumulate { Accum::Add } else { Accum::Replace };

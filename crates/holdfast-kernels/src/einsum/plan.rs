@@ -29,11 +29,28 @@ pub(crate) struct CopyOp {
 /// The core of a pairwise step.
 #[derive(Debug, Clone)]
 pub(crate) enum Core {
-    /// Nothing to contract: `out = a · b` elementwise over the union of labels.
-    Map { nest: Box<Nest> },
+    /// Nothing to contract: `out = a · b` elementwise over the union of labels, fused over
+    /// `nest`, or first copying a scattered operand into the output (`copy`).
+    Map { nest: Box<Nest>, copy: Option<Box<MapCopy>> },
     /// A (batched) matrix product, after optional operand copies, repeated over the `outer`
     /// loops (offsets of C, A, B in the nest's `so`, `sa`, `sb`).
     Gemm(Box<GemmCore>),
+}
+
+/// An elementwise product one of whose operands is scattered against the output (strided
+/// along the output's innermost axis) while the other is not. Fused, every output element would
+/// gather its scattered factor from another cache line; instead the scattered operand is copied
+/// into the output buffer in the output's order (the blocked strided copy keeps both sides'
+/// lines in cache), and the output is then multiplied in place by the other operand, one
+/// contiguous pass.
+#[derive(Debug, Clone)]
+pub(crate) struct MapCopy {
+    /// `true` when B is the copied operand, `false` for A.
+    pub(crate) b: bool,
+    /// The copy of the scattered operand into the output (dense, row-major).
+    pub(crate) copy: Nest,
+    /// The in-place product: the output, and the other operand as the nest's `a`.
+    pub(crate) product: Nest,
 }
 
 /// The data of [`Core::Gemm`] (boxed: it is much larger than a `Map`).

@@ -29,7 +29,7 @@ use super::layout::Want;
 use super::lookahead::consumers;
 use super::parse::EinsumSpec;
 use super::path::{check_path, greedy_path, take_pair};
-use super::plan::{CopyOp, Core, EinsumPlan, Finish, InputPlan, Step, SumOp};
+use super::plan::{CopyOp, Core, EinsumPlan, Finish, InputPlan, MapCopy, Step, SumOp};
 use super::step::plan_step;
 use crate::KernelError;
 use crate::strided::{Axes, Nest, Order, row_major};
@@ -296,13 +296,14 @@ impl EinsumPlan {
         self.steps.len()
     }
 
-    /// Number of operand copies (permutes before a GEMM) one execution makes.
+    /// Number of operand copies one execution makes: permutes before a GEMM, and scattered
+    /// factors of an elementwise product copied into its output.
     pub fn num_operand_copies(&self) -> usize {
         self.steps
             .iter()
             .map(|s| match &s.core {
                 Core::Gemm(g) => usize::from(g.a_copy.is_some()) + usize::from(g.b_copy.is_some()),
-                Core::Map { .. } => 0,
+                Core::Map { copy, .. } => usize::from(copy.is_some()),
             })
             .sum()
     }
@@ -319,6 +320,12 @@ impl EinsumPlan {
             + self.inputs.len() * std::mem::size_of::<InputPlan>()
             + self.views.len() * 2 * axes
             + self.steps.len() * (std::mem::size_of::<Step>() + 2 * std::mem::size_of::<SumOp>())
+            + self
+                .steps
+                .iter()
+                .filter(|s| matches!(s.core, Core::Map { copy: Some(_), .. }))
+                .count()
+                * std::mem::size_of::<MapCopy>()
             + self.path.len() * std::mem::size_of::<(usize, usize)>()
     }
 }

@@ -4,11 +4,11 @@
 
 use super::blocks::{Blocks, Side, split_innermost};
 use super::layout::{Choice, Form, Want, dense_len, gemm_ready};
-use super::plan::{CopyOp, Core, GemmCore, Step};
+use super::plan::{CopyOp, Core, GemmCore, MapCopy, Step};
 use super::planner::{Operand, presum};
 use crate::matmul::batch::PreparedGemm;
 use crate::matmul::operand::{BatchSpec, MatSpec};
-use crate::strided::{Axes, Nest, Order};
+use crate::strided::{Axes, Nest, Order, copy_nest_of};
 
 /// Plans one pairwise step, laying its result out as `want` asks when that pays.
 #[allow(
@@ -49,8 +49,15 @@ pub(super) fn plan_step(
         let sb: Axes = out.labels.iter().map(|&l| b.stride(l)).collect();
         let nest = Nest::new(&out.shape, &out.strides, &sa, &sb, Order::Out);
         let len = out.len();
-        let step =
-            Step { i, j, a_sum, b_sum, core: Core::Map { nest: Box::new(nest) }, out_len: len };
+        let copy = map_copy(&nest, &out, (&sa, &sb)).map(Box::new);
+        let step = Step {
+            i,
+            j,
+            a_sum,
+            b_sum,
+            core: Core::Map { nest: Box::new(nest), copy },
+            out_len: len,
+        };
         return (step, out, len as u64);
     }
     // For each candidate order of the contracted labels (A's or B's memory order), see each
@@ -266,4 +273,51 @@ fn with_scratch(mut ch: Choice, a: &Operand, b: &Operand, dims: &[usize]) -> Vec
 /// Never called: the candidate list above is never empty.
 fn unreachable_step() -> ! {
     unreachable!("two candidate orders are always evaluated")
+}
+
+/// The least output elements for which an elementwise product copies its scattered operand
+/// first ([`MapCopy`]): below it the operands stay in cache and the fused loop is cheaper than
+/// a second pass. (The crate's unit tests lower it, so their small products take the path.)
+pub(crate) const MAP_COPY_MIN: usize = if cfg!(test) { 1 } else { 1 << 15 };
+
+/// A run of an operand along the output shorter than this many elements (a cache line of
+/// `f64`) makes it scattered: each run then costs a line of its own.
+const MAP_RUN: usize = 8;
+
+/// The [`MapCopy`] of an elementwise product over `nest` (output `out`, dense; operand strides
+/// `sa`, `sb` in the output's label order), when exactly one operand
+/// is scattered: not broadcast along the nest's innermost axis, and contiguous there for less
+/// than a cache line (strided, or a short run whose next element in the output's order is
+/// elsewhere).
+fn map_copy(nest: &Nest, out: &Operand, (sa, sb): (&[usize], &[usize])) -> Option<MapCopy> {
+    let last = nest.shape.len().checked_sub(1)?;
+    if out.len() < MAP_COPY_MIN {
+        return None;
+    }
+    let scattered = |s: &Axes| {
+        if s[last] == 0 {
+            return false;
+        }
+        // The operand's contiguous run along the output's innermost axes.
+        let mut run = 1;
+        for k in (0..=last).rev() {
+            if s[k] != run {
+                break;
+            }
+            run *= nest.shape[k];
+        }
+        run < MAP_RUN
+    };
+    let b = match (scattered(&nest.sa), scattered(&nest.sb)) {
+        (false, true) => true,
+        (true, false) => false,
+        _ => return None,
+    };
+    let (copied, other) = if b { (sb, sa) } else { (sa, sb) };
+    let zeros: Axes = Axes::from_elem(0, out.shape.len());
+    Some(MapCopy {
+        b,
+        copy: copy_nest_of(&out.shape, copied),
+        product: Nest::new(&out.shape, &out.strides, other, &zeros, Order::Out),
+    })
 }

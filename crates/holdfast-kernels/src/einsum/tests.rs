@@ -267,3 +267,54 @@ fn small_products_nano_gemm_would_copy_read_one_copied_operand() {
     let (a, b) = (real(&[4, 32, 32], 3), real(&[4, 32, 32], 4));
     assert_eq!(copies(&prepare("bij,bkj->bik", &a, &b)), 0);
 }
+
+#[test]
+fn a_scattered_elementwise_factor_is_copied_into_the_output_first() {
+    use super::plan::Core;
+    use super::testing::{complex, real, reference};
+    use crate::{FanOut, Par};
+    // Which factor each plan copies into the output: `Some(true)` for B, `Some(false)` for A.
+    let copied = |plan: &EinsumPlan| -> Vec<Option<bool>> {
+        plan.steps
+            .iter()
+            .filter_map(|s| match &s.core {
+                Core::Map { copy, .. } => Some(copy.as_ref().map(|c| c.b)),
+                Core::Gemm(_) => None,
+            })
+            .collect()
+    };
+    let two = Par::Rayon(std::num::NonZeroUsize::MIN.saturating_add(1), &FanOut::ALWAYS);
+    // B reversed against the output (copy B), A reversed (copy A), an outer product whose
+    // right factor is strided along the output's innermost axis (copy B), B contiguous along
+    // the output's innermost axis for runs of 5 (copy B) or 9 (fused: a run covers a cache
+    // line), and a product whose factors are both aligned with the output (fused).
+    // (spec, x's shape, y's shape, the copied factor)
+    type Case = (&'static str, &'static [usize], &'static [usize], Option<bool>);
+    let cases: [Case; 6] = [
+        ("ijk,kji->ijk", &[3, 4, 5], &[5, 4, 3], Some(true)),
+        ("ijk,kji->kji", &[3, 4, 5], &[5, 4, 3], Some(false)),
+        ("ij,kj->ijk", &[6, 7], &[5, 7], Some(true)),
+        ("ijk,jik->ijk", &[3, 4, 5], &[4, 3, 5], Some(true)),
+        ("ijk,jik->ijk", &[3, 4, 9], &[4, 3, 9], None),
+        ("ijk,ijk->ijk", &[3, 4, 5], &[3, 4, 5], None),
+    ];
+    for (spec, xs, ys, want) in cases {
+        let (x, y) = (real(xs, 5), real(ys, 6));
+        let plan = EinsumPlan::prepare(spec, &[x.read(), y.read()], None)
+            .unwrap_or_else(|e| panic!("{spec}: {e}"));
+        assert_eq!(copied(&plan), vec![want], "{spec}");
+        let expect = reference(spec, &x, &y);
+        for par in [Par::Seq, two] {
+            let got = plan
+                .execute(&[x.read(), y.read()], &mut crate::HeapAlloc, par)
+                .unwrap_or_else(|e| panic!("{spec}: {e}"));
+            assert_eq!(got.as_slice(), expect.as_slice(), "{spec}");
+        }
+        // Complex factors: the product is the loops' x · y, element by element.
+        let (x, y) = (complex(xs, 7), complex(ys, 8));
+        let got = EinsumPlan::prepare(spec, &[x.read(), y.read()], None)
+            .and_then(|p| p.execute(&[x.read(), y.read()], &mut crate::HeapAlloc, Par::Seq))
+            .unwrap_or_else(|e| panic!("{spec}: {e}"));
+        assert_eq!(got.as_slice(), reference(spec, &x, &y).as_slice(), "{spec}");
+    }
+}
