@@ -278,17 +278,16 @@ fn unreachable_step() -> ! {
 /// The least output elements for which an elementwise product copies its scattered operand
 /// first ([`MapCopy`]): below it the operands stay in cache and the fused loop is cheaper than
 /// a second pass. (The crate's unit tests lower it, so their small products take the path.)
-pub(crate) const MAP_COPY_MIN: usize = if cfg!(test) { 1 } else { 1 << 15 };
+const MAP_COPY_MIN: usize = if cfg!(test) { 1 } else { 1 << 15 };
 
 /// A run of an operand along the output shorter than this many elements (a cache line of
 /// `f64`) makes it scattered: each run then costs a line of its own.
 const MAP_RUN: usize = 8;
 
 /// The [`MapCopy`] of an elementwise product over `nest` (output `out`, dense; operand strides
-/// `sa`, `sb` in the output's label order), when exactly one operand
-/// is scattered: not broadcast along the nest's innermost axis, and contiguous there for less
-/// than a cache line (strided, or a short run whose next element in the output's order is
-/// elsewhere).
+/// `sa`, `sb` in the output's label order), when exactly one operand is scattered: not
+/// broadcast along the nest's innermost axis, and contiguous there for less than a cache line
+/// (strided, or a short run whose next element in the output's order is elsewhere).
 fn map_copy(nest: &Nest, out: &Operand, (sa, sb): (&[usize], &[usize])) -> Option<MapCopy> {
     let last = nest.shape.len().checked_sub(1)?;
     if out.len() < MAP_COPY_MIN {
