@@ -72,10 +72,11 @@ fn main() {
         }
         let n: usize = shape.iter().product();
         let span = 1 + shape.iter().zip(strides).map(|(d, s)| (d - 1) * s).sum::<usize>();
-        #[allow(clippy::cast_precision_loss, reason = "distinct test values")]
         let mut data: Vec<f64> = HeapAlloc.take(span);
         for (i, x) in data.iter_mut().enumerate() {
-            *x = i as f64;
+            #[allow(clippy::cast_precision_loss, reason = "distinct test values")]
+            let value = i as f64;
+            *x = value;
         }
         let view = TensorRead::from_layout(&data, Layout::new(shape, strides, 0).unwrap()).unwrap();
         let identity: Vec<usize> = (0..shape.len()).collect();

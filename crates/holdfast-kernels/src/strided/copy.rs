@@ -177,13 +177,7 @@ fn transpose_panel<T: Element>(
 /// contiguous), looping over the outer axes with an odometer.
 fn gather_copy<T: Element>(nest: &Nest, src: &[T], so: usize, dst: &mut [T], doff: usize) {
     let r = nest.shape.len();
-    // Innermost axes whose product stays within the block size.
-    let mut split = r;
-    let mut block = 1;
-    while split > 0 && block * nest.shape[split - 1] <= GATHER_BLOCK {
-        split -= 1;
-        block *= nest.shape[split];
-    }
+    let (split, block) = innermost_block(&nest.shape, GATHER_BLOCK);
     if split == r {
         // The innermost axis alone is too long for a table: plain loops.
         let dummy: [T; 1] = [T::ZERO];
@@ -202,6 +196,19 @@ fn gather_copy<T: Element>(nest: &Nest, src: &[T], so: usize, dst: &mut [T], dof
             *o = src[ps + t];
         }
     });
+}
+
+/// The innermost axes of `shape` whose product stays within `limit`: the first of them (the
+/// rank when even the last axis alone is longer) and their product.
+#[inline]
+pub(super) fn innermost_block(shape: &[usize], limit: usize) -> (usize, usize) {
+    let mut split = shape.len();
+    let mut product = 1;
+    while split > 0 && product * shape[split - 1] <= limit {
+        split -= 1;
+        product *= shape[split];
+    }
+    (split, product)
 }
 
 /// Fills `table` with the offsets of every position of `axes` (each an extent and a stride), the

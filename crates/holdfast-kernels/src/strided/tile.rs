@@ -11,7 +11,7 @@
 use holdfast_tensor::Element;
 use smallvec::SmallVec;
 
-use super::copy::{for_each_outer, offset_table};
+use super::copy::{for_each_outer, innermost_block, offset_table};
 use super::{Axes, Nest};
 
 /// Most elements along a tile's rows (the destination's innermost block): twelve f64 cache
@@ -45,12 +45,7 @@ impl Tile {
     /// there than the block's own axes or strided by less than a cache line.
     pub(crate) fn of<T>(nest: &Nest) -> Option<Tile> {
         let rank = nest.shape.len();
-        let mut split = rank;
-        let mut rows = 1;
-        while split > 0 && rows * nest.shape[split - 1] <= ROWS {
-            split -= 1;
-            rows *= nest.shape[split];
-        }
+        let (split, rows) = innermost_block(&nest.shape, ROWS);
         if split == rank || split == 0 {
             return None;
         }
