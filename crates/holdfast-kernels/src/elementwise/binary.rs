@@ -71,7 +71,7 @@ macro_rules! binary_fn {
             alloc: &mut A,
             par: Par,
         ) -> Result<Tensor<T>, KernelError> {
-            binary(&a, &b, alloc, par, |x: T, y: T| x $op y)
+            zip_with(&a, &b, alloc, par, |x: T, y: T| x $op y)
         }
     };
 }
@@ -81,8 +81,30 @@ binary_fn!(sub, -, "difference", "[-9.0, -18.0, -7.0, -16.0]");
 binary_fn!(mul, *, "product", "[10.0, 40.0, 30.0, 80.0]");
 binary_fn!(div, /, "quotient", "[0.1, 0.1, 0.3, 0.2]");
 
-/// The shared body: validate, take the output, run the loop nest.
-fn binary<T: Element, A: KernelAlloc + ?Sized, F: Fn(T, T) -> T + Sync>(
+/// `f(a, b)` elementwise with numpy broadcasting, into a new dense row-major tensor whose
+/// buffer comes from `alloc`: the body of [`add`], [`sub`], [`mul`] and [`div`], for any other
+/// binary function (numpy's binary ufuncs; ndarray's `Zip::map_collect`).
+///
+/// The views are borrowed, so a caller that keeps them pays no copy of their layouts.
+///
+/// # Errors
+///
+/// [`KernelError::BroadcastMismatch`] when the shapes cannot be broadcast together.
+///
+/// # Examples
+///
+/// ```
+/// use holdfast_kernels::{HeapAlloc, Par, elementwise};
+/// use holdfast_tensor::Tensor;
+///
+/// let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, -2.0, 3.0, -4.0])?;
+/// let b = Tensor::<f64>::from_vec([2], vec![0.0, 1.0])?; // broadcast over rows
+/// let m = elementwise::zip_with(&a.read(), &b.read(), &mut HeapAlloc, Par::Seq, f64::max)?;
+/// assert_eq!(m.as_slice(), &[1.0, 1.0, 3.0, 1.0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[inline]
+pub fn zip_with<T: Element, A: KernelAlloc + ?Sized, F: Fn(T, T) -> T + Sync>(
     a: &TensorRead<'_, T>,
     b: &TensorRead<'_, T>,
     alloc: &mut A,
@@ -91,7 +113,7 @@ fn binary<T: Element, A: KernelAlloc + ?Sized, F: Fn(T, T) -> T + Sync>(
 ) -> Result<Tensor<T>, KernelError> {
     // Fast path: equal shapes, both dense.
     if let (true, Some(xs), Some(ys)) =
-        (a.shape() == b.shape(), a.contiguous_slice(), b.contiguous_slice())
+        (same_shape(a.shape(), b.shape()), a.contiguous_slice(), b.contiguous_slice())
     {
         {
             let mut buf = alloc.take::<T>(xs.len());
@@ -103,7 +125,7 @@ fn binary<T: Element, A: KernelAlloc + ?Sized, F: Fn(T, T) -> T + Sync>(
             } else {
                 zip_par(&mut buf, xs, ys, &f, par.threads());
             }
-            return Ok(Tensor::from_shape_vec(a.shape(), buf)?);
+            return Ok(Tensor::from_vec_like(buf, a.layout())?);
         }
     }
     let shape = broadcast_shapes(a.shape(), b.shape())?;
@@ -131,6 +153,13 @@ fn binary<T: Element, A: KernelAlloc + ?Sized, F: Fn(T, T) -> T + Sync>(
         ),
     }
     Ok(Tensor::from_shape_vec(&shape, buf)?)
+}
+
+/// `a == b` for two shapes, axis by axis: a slice comparison calls `bcmp`, which costs more
+/// than the comparison itself for the few axes a shape has.
+#[inline]
+fn same_shape(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 fn zip_par<T: Element, F: Fn(T, T) -> T + Sync>(

@@ -1,5 +1,6 @@
-//! Elementwise kernels (SPEC K1): [`add`], [`sub`], [`mul`], [`div`] on equal shapes or under
-//! numpy broadcasting, [`scale`] by a scalar and the complex conjugate [`conj`].
+//! Elementwise kernels (SPEC K1): [`add`], [`sub`], [`mul`], [`div`] (and any binary function,
+//! [`zip_with`]) on equal shapes or under numpy broadcasting, [`scale`] by a scalar and the
+//! complex conjugate [`conj`].
 //!
 //! Inputs may be any strided view (transposed, sliced, broadcast); they are read in place, never
 //! copied first. The output is a new dense row-major tensor whose buffer comes from the caller's
@@ -12,5 +13,5 @@ mod binary;
 mod tests;
 mod unary;
 
-pub use binary::{add, broadcast_shapes, div, mul, sub};
+pub use binary::{add, broadcast_shapes, div, mul, sub, zip_with};
 pub use unary::{conj, scale};

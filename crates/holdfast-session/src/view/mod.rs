@@ -181,9 +181,11 @@ impl CpuExecSession<'_> {
     ) -> Result<R, OpError> {
         self.counters.operations += 1;
         let loan = &mut self.loan;
-        self.entry
-            .with_native_parallelism(family, size, &mut self.counters.routes, |par| f(loan, par))
-            .map_err(OpError::from)
+        // The error is converted inside the closure, where the kernel's result is made: the
+        // output is then written once, into the caller's slot, not copied between result types.
+        self.entry.with_native_parallelism(family, size, &mut self.counters.routes, |par| {
+            f(loan, par).map_err(OpError::from)
+        })
     }
 
     /// The matrix product of 2-D operands, or the batched product of 3-D ones (K4), with the
@@ -218,7 +220,7 @@ impl CpuExecSession<'_> {
         self.counters.operations += 1;
         let route = self.entry.route(Family::Gemm, plan.flops(), &mut self.counters.routes);
         let loan = &mut self.loan;
-        Ok(route.run(|par| plan.execute(loan, par))?)
+        route.run(|par| plan.execute(loan, par).map_err(OpError::from))
     }
 
     /// [`matmul`](Self::matmul) into a caller-owned output of the right shape: no allocation at
@@ -367,7 +369,7 @@ impl CpuExecSession<'_> {
         self.counters.operations += 1;
         let route = self.entry.route(Family::Contraction, plan.flops(), &mut self.counters.routes);
         let loan = &mut self.loan;
-        Ok(route.run(|par| plan.execute(operands, loan, par))?)
+        route.run(|par| plan.execute(operands, loan, par).map_err(OpError::from))
     }
 
     /// A child handle on this session's engine: its scoped entries join this session's owner
@@ -412,8 +414,7 @@ impl CpuExecSession<'_> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn recycle<T: Element>(&mut self, tensor: Tensor<T>) {
-        let (buffer, _) = tensor.into_parts();
-        self.loan.give(buffer);
+        self.loan.give(tensor.into_storage());
     }
 
     /// A tensor of zeros of `shape` (row-major), its buffer from the session's pool (numpy's

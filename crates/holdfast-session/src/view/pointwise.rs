@@ -1,31 +1,26 @@
 //! The view's elementwise operations, reductions and permutes (SPEC K1–K3, T2): each checks
 //! access, then runs its kernel through the provider's route for its family and size.
 
-use holdfast_kernels::{Family, KernelError, Par, elementwise, permute, reduce};
-use holdfast_resources::BufferPoolLoan;
+use holdfast_kernels::{Family, elementwise, permute, reduce};
 use holdfast_tensor::{Element, Tensor, TensorRead};
 
 use super::{CpuExecSession, check_access, size_of_op};
 use crate::OpError;
 
-/// An elementwise binary kernel, as the view calls it.
-type BinaryKernel<T> = fn(
-    TensorRead<'_, T>,
-    TensorRead<'_, T>,
-    &mut BufferPoolLoan<'_>,
-    Par,
-) -> Result<Tensor<T>, KernelError>;
-
 impl CpuExecSession<'_> {
+    /// Checks access and runs `op` elementwise on the route for the operation's size. The views
+    /// stay in this frame and the kernel borrows them: moved into the route's closure, each
+    /// would be copied whole on every call.
+    #[inline]
     fn binary<T: Element>(
         &mut self,
-        a: TensorRead<'_, T>,
-        b: TensorRead<'_, T>,
-        kernel: BinaryKernel<T>,
+        a: &TensorRead<'_, T>,
+        b: &TensorRead<'_, T>,
+        op: impl Fn(T, T) -> T + Sync + Send,
     ) -> Result<Tensor<T>, OpError> {
-        check_access([&a, &b])?;
+        check_access([a, b])?;
         let size = size_of_op(a.numel().max(b.numel()));
-        self.run(Family::Elementwise, size, |loan, par| kernel(a, b, loan, par))
+        self.run(Family::Elementwise, size, |loan, par| elementwise::zip_with(a, b, loan, par, op))
     }
 
     /// `a + b`, elementwise with numpy broadcasting (K1).
@@ -48,12 +43,16 @@ impl CpuExecSession<'_> {
     /// assert_eq!(s.as_slice(), &[11.0, 12.0, 13.0, 21.0, 22.0, 23.0]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "SPEC API: every operation takes its views by value"
+    )]
     pub fn add<T: Element>(
         &mut self,
         a: TensorRead<'_, T>,
         b: TensorRead<'_, T>,
     ) -> Result<Tensor<T>, OpError> {
-        self.binary(a, b, |a, b, l, p| elementwise::add(a, b, l, p))
+        self.binary(&a, &b, |x, y| x + y)
     }
 
     /// `a - b`, elementwise with broadcasting.
@@ -73,12 +72,16 @@ impl CpuExecSession<'_> {
     /// assert_eq!(d.as_slice(), &[0.0, 0.0]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "SPEC API: every operation takes its views by value"
+    )]
     pub fn sub<T: Element>(
         &mut self,
         a: TensorRead<'_, T>,
         b: TensorRead<'_, T>,
     ) -> Result<Tensor<T>, OpError> {
-        self.binary(a, b, |a, b, l, p| elementwise::sub(a, b, l, p))
+        self.binary(&a, &b, |x, y| x - y)
     }
 
     /// `a * b`, elementwise with broadcasting.
@@ -98,12 +101,16 @@ impl CpuExecSession<'_> {
     /// assert_eq!(p.as_slice(), &[4.0, 9.0]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "SPEC API: every operation takes its views by value"
+    )]
     pub fn mul<T: Element>(
         &mut self,
         a: TensorRead<'_, T>,
         b: TensorRead<'_, T>,
     ) -> Result<Tensor<T>, OpError> {
-        self.binary(a, b, |a, b, l, p| elementwise::mul(a, b, l, p))
+        self.binary(&a, &b, |x, y| x * y)
     }
 
     /// `a / b`, elementwise with broadcasting (IEEE semantics: division by zero gives ±inf/NaN).
@@ -124,12 +131,16 @@ impl CpuExecSession<'_> {
     /// assert_eq!(q.as_slice(), &[0.5, 2.0]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "SPEC API: every operation takes its views by value"
+    )]
     pub fn div<T: Element>(
         &mut self,
         a: TensorRead<'_, T>,
         b: TensorRead<'_, T>,
     ) -> Result<Tensor<T>, OpError> {
-        self.binary(a, b, |a, b, l, p| elementwise::div(a, b, l, p))
+        self.binary(&a, &b, |x, y| x / y)
     }
 
     /// `alpha · a`.

@@ -103,6 +103,51 @@ impl Layout {
         Ok((Layout { shape: SmallVec::from_slice(shape), strides, offset: 0 }, acc))
     }
 
+    /// The row-major contiguous layout of this layout's shape, at offset 0: the layout numpy's
+    /// `empty_like(a, order='C')` gives, and every elementwise output has.
+    ///
+    /// It cannot fail: this layout's element count was checked when it was made, so every
+    /// row-major stride of a non-empty shape fits. An empty shape's strides address nothing
+    /// and saturate instead of overflowing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_tensor::Layout;
+    ///
+    /// let t = Layout::contiguous(&[2, 3])?.permuted(&[1, 0])?;
+    /// assert_eq!(t.strides(), &[1, 3]);
+    /// let dense = t.contiguous_like();
+    /// assert_eq!((dense.shape(), dense.strides(), dense.offset()), (&[3, 2][..], &[2, 1][..], 0));
+    /// assert_eq!(dense, Layout::contiguous(&[3, 2])?);
+    /// # Ok::<(), holdfast_tensor::TensorError>(())
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn contiguous_like(&self) -> Layout {
+        let rank = self.rank();
+        let mut acc: usize = 1;
+        if rank <= INLINE_AXES {
+            // A loop of fixed length over all inline slots: a loop to `rank` becomes calls to
+            // `memset` and `memcpy`, which cost more than the whole layout for a few axes.
+            let (mut dims, mut strides) = ([0; INLINE_AXES], [0; INLINE_AXES]);
+            for i in (0..INLINE_AXES).rev() {
+                if let Some(&dim) = self.shape.get(i) {
+                    dims[i] = dim;
+                    strides[i] = acc;
+                    acc = acc.saturating_mul(dim);
+                }
+            }
+            return Layout::from_arrays(rank, &dims, &strides, 0);
+        }
+        let mut strides: Dims = SmallVec::from_elem(0, rank);
+        for (stride, &dim) in strides.iter_mut().zip(&self.shape).rev() {
+            *stride = acc;
+            acc = acc.saturating_mul(dim);
+        }
+        Layout { shape: Dims::from_slice(&self.shape), strides, offset: 0 }
+    }
+
     /// A layout with explicit strides and offset.
     ///
     /// # Errors

@@ -253,3 +253,29 @@ fn contiguous_layouts_of_every_rank_count_their_elements() {
         assert_eq!(err, TensorError::ShapeOverflow { shape: huge });
     }
 }
+
+#[test]
+fn contiguous_like_is_the_row_major_layout_of_the_shape_at_every_rank() {
+    // Ranks 0..=8 cover both the inline arrays (up to six axes) and the spilled lists.
+    for rank in 0..=8usize {
+        let shape: Vec<usize> = (0..rank).map(|i| 2 + i % 3).collect();
+        let dense = Layout::contiguous(&shape).unwrap();
+        // A permuted, sliced, offset view of the same shape's extent.
+        let perm: Vec<usize> = (0..rank).rev().collect();
+        let source = Layout::contiguous(&shape).unwrap().permuted(&perm).unwrap();
+        let reversed: Vec<usize> = shape.iter().rev().copied().collect();
+        assert_eq!(source.contiguous_like(), Layout::contiguous(&reversed).unwrap(), "rank {rank}");
+        let offset = Layout::new(&shape, dense.strides(), 7).unwrap();
+        assert_eq!(offset.contiguous_like(), dense, "rank {rank}");
+    }
+}
+
+#[test]
+fn contiguous_like_of_an_empty_shape_addresses_nothing() {
+    // Its element count is 0, so strides past the empty axis would overflow; they saturate.
+    let empty = Layout::new(&[0, usize::MAX, usize::MAX], &[0, 0, 0], 0).unwrap();
+    let dense = empty.contiguous_like();
+    assert_eq!(dense.shape(), &[0, usize::MAX, usize::MAX]);
+    assert_eq!((dense.numel(), dense.required_len(), dense.offset()), (0, 0, 0));
+    assert_eq!(dense.strides(), &[usize::MAX, usize::MAX, 1]);
+}

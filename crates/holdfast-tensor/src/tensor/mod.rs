@@ -80,6 +80,38 @@ impl<T: Element> Tensor<T> {
         Ok(Tensor::from_checked(data, layout))
     }
 
+    /// A row-major contiguous tensor over `data` with the shape of `like` (numpy's
+    /// `empty_like(a, order='C')`, filled from `data`): [`from_shape_vec`](Tensor::from_shape_vec)
+    /// for a shape taken from a layout that exists, which needs no overflow check.
+    ///
+    /// # Errors
+    ///
+    /// [`TensorError::DataLengthMismatch`] when `data.len()` is not `like`'s element count.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_tensor::Tensor;
+    ///
+    /// let a = Tensor::<f64>::from_vec([2, 3], vec![0.0; 6])?;
+    /// let t = Tensor::from_vec_like(vec![1.0f64; 6], a.read().transpose().layout())?;
+    /// assert_eq!((t.shape(), t.strides()), (&[3, 2][..], &[2, 1][..]));
+    /// assert!(Tensor::from_vec_like(vec![1.0f64; 5], a.layout()).is_err());
+    /// # Ok::<(), holdfast_tensor::TensorError>(())
+    /// ```
+    #[inline]
+    pub fn from_vec_like(data: Vec<T>, like: &Layout) -> Result<Self, TensorError> {
+        let expected = like.numel();
+        if data.len() != expected {
+            return Err(TensorError::DataLengthMismatch {
+                shape: like.shape().to_vec(),
+                expected,
+                actual: data.len(),
+            });
+        }
+        Ok(Tensor::from_checked(data, like.contiguous_like()))
+    }
+
     /// A tensor over `data` with explicit strides and offset (in elements).
     ///
     /// # Errors
@@ -312,6 +344,24 @@ impl<T: Element> Tensor<T> {
     /// ```
     pub fn into_parts(self) -> (Vec<T>, Layout) {
         (self.data, self.layout)
+    }
+
+    /// The storage buffer, in storage order, without the layout: what a pool takes back
+    /// when a tensor is spent (numpy has no owned buffer to hand back; this is
+    /// [`into_parts`](Self::into_parts) without building the layout's copy).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_tensor::Tensor;
+    ///
+    /// let t = Tensor::<f64>::from_parts(vec![1.0, 4.0, 2.0, 5.0], &[2, 2], &[1, 2], 0)?;
+    /// assert_eq!(t.into_storage(), vec![1.0, 4.0, 2.0, 5.0]);
+    /// # Ok::<(), holdfast_tensor::TensorError>(())
+    /// ```
+    #[inline]
+    pub fn into_storage(self) -> Vec<T> {
+        self.data
     }
 
     /// The element count of `shape`, or `None` when it overflows `usize`.

@@ -106,3 +106,30 @@ fn as_mut_slice_writes_through() {
     t.as_mut_slice()[1] = 3.0;
     assert_eq!(t.get(&[1]), Some(3.0));
 }
+
+#[test]
+fn into_storage_returns_the_buffer_in_storage_order() {
+    let t = Tensor::<f64>::from_parts(vec![1.0, 3.0, 2.0, 4.0, 9.0], &[2, 2], &[1, 2], 0).unwrap();
+    let ptr = t.as_slice().as_ptr();
+    let buf = t.into_storage();
+    assert_eq!((buf.as_ptr(), buf.as_slice()), (ptr, &[1.0, 3.0, 2.0, 4.0, 9.0][..]));
+}
+
+#[test]
+fn from_vec_like_takes_the_shape_and_checks_the_length() {
+    let a = Tensor::<f64>::zeros([2, 3, 4]);
+    let like = a.read().permute(&[2, 0, 1]).unwrap();
+    let t = Tensor::from_vec_like((0..24).map(f64::from).collect(), like.layout()).unwrap();
+    assert_eq!((t.shape(), t.strides(), t.offset()), (&[4, 2, 3][..], &[6, 3, 1][..], 0));
+    assert_eq!(t.get(&[3, 1, 2]), Some(23.0));
+    for len in [0, 23, 25] {
+        match Tensor::from_vec_like(vec![0.0f64; len], like.layout()) {
+            Err(TensorError::DataLengthMismatch { shape, expected, actual }) => {
+                assert_eq!((shape, expected, actual), (vec![4, 2, 3], 24, len));
+            }
+            other => panic!("length {len}: {other:?}"),
+        }
+    }
+    let empty = Tensor::from_vec_like(Vec::<f64>::new(), Tensor::<f64>::zeros([3, 0]).layout());
+    assert_eq!(empty.unwrap().shape(), &[3, 0]);
+}
