@@ -344,7 +344,7 @@ impl<T: Element> BoundMatmul<'_, T> {
         // is built last, straight into the result: no tensor is moved around the kernel call.
         let mut buf = alloc.take::<T>(plan.out_len);
         self.run(&mut buf, 0, par);
-        Ok(Tensor::from_sized_layout(buf, &plan.out_layout)?)
+        Tensor::from_sized_layout(buf, &plan.out_layout).map_err(KernelError::from)
     }
 
     /// Writes the product into `c` from offset `co`, laid out as the plan's output. Always
