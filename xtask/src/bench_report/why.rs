@@ -21,13 +21,14 @@ pub(crate) struct Why {
 const WHY: &[Why] = &[
     Why {
         key: "fixed cost of a warm held",
-        page: "2026-12-02-fixed-cost-and-dmrg.md (Fixed cost, in instructions)",
-        finding: "callgrind per operation: the buffer pool's take and give, building the output's \
-                  layout, moves of the 160-byte tensor across `Result` conversions and the view's \
-                  bookkeeping each cost tens to a couple of hundred instructions; no single item \
-                  is near the budget. What would reach it is a different representation: a tensor \
-                  of at most 128 bytes, an output layout shared with its plan, a pool slot for one \
-                  size taken and given back",
+        page: "2026-12-03-borrowed-views-fixed-cost.md (What remains)",
+        finding: "callgrind per operation, after the views were borrowed and the result made \
+                  once (the add 935 -> 634 instructions): the buffer pool's take and give (160), \
+                  the session's entry, checks and route (about 120), the kernel's checks and \
+                  output, and 160-byte moves of the result; the output's layout is copied \
+                  through stack temporaries, as a 120-byte layout of two inline axis lists is \
+                  not split into registers. What would reach it: a pool take and give of a few \
+                  instructions, and a tensor of at most 128 bytes",
     },
     Why {
         key: "GEMM-bound time",
@@ -38,10 +39,13 @@ const WHY: &[Why] = &[
     },
     Why {
         key: "2 threads vs 1",
-        page: "2026-12-02-peers.md (Two threads)",
-        finding: "these paths are long chains of contractions too small to split; their \
-                  elementwise and permuting steps fan out only above a size threshold, so part \
-                  of each run stays on one thread",
+        page: "2026-12-03-borrowed-views-fixed-cost.md (Two threads on mera_closed) and \
+               2026-12-02-peers.md (Two threads)",
+        finding: "mera_closed's two workers run the GEMM microkernels for equal shares and add \
+                  no CPU time to them, so its ratio is faer's own scaling at these shapes plus \
+                  its barrier waits; the other paths are long chains of contractions too small \
+                  to split, whose elementwise and permuting steps fan out only above a size \
+                  threshold, so part of each run stays on one thread",
     },
     Why {
         key: "resident peak",
@@ -131,7 +135,7 @@ mod tests {
             verdict("something new", Some(false)),
             verdict("resident peak of holdfast einsum", None),
         ]);
-        assert!(s.contains("2026-12-02-fixed-cost-and-dmrg.md"), "{s}");
+        assert!(s.contains("2026-12-03-borrowed-views-fixed-cost.md"), "{s}");
         assert!(s.contains("**something new**: no profile recorded yet."), "{s}");
         assert!(!s.contains("2 threads"), "met targets are not listed: {s}");
         assert!(!s.contains("resident peak"), "unmeasured targets are not listed: {s}");
