@@ -15,6 +15,7 @@ use holdfast_tensor::{DType, Element, TensorRead};
 use smallvec::SmallVec;
 
 use crate::fingerprint::mix;
+use crate::strided::same_dims;
 
 /// Dimensions a key holds without allocating: an operand of rank `r` takes `2r + 1`.
 const INLINE_DIMS: usize = 64;
@@ -206,9 +207,9 @@ impl Hash for PlanKey<'_> {
     }
 }
 
-/// Whether `shape` and `strides` equal `want_shape` and `want_strides`: one branch-free pass
-/// over the axes (a handful), where slice equality calls `memcmp` twice. The plan key's match
-/// and the executor's operand check both use it.
+/// Whether `shape` and `strides` equal `want_shape` and `want_strides`, in one pass
+/// ([`same_dims`]). The plan key's match and the executor's
+/// operand check both use it.
 #[inline]
 pub(super) fn same_axes(
     shape: &[usize],
@@ -216,13 +217,5 @@ pub(super) fn same_axes(
     want_shape: &[usize],
     want_strides: &[usize],
 ) -> bool {
-    let r = shape.len();
-    if strides.len() != r || want_shape.len() != r || want_strides.len() != r {
-        return false;
-    }
-    let mut diff = 0;
-    for i in 0..r {
-        diff |= (want_shape[i] ^ shape[i]) | (want_strides[i] ^ strides[i]);
-    }
-    diff == 0
+    same_dims([(shape, want_shape), (strides, want_strides)])
 }

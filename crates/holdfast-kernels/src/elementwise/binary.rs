@@ -3,7 +3,7 @@
 use holdfast_tensor::{Dims, Element, Tensor, TensorRead};
 use smallvec::SmallVec;
 
-use crate::strided::{Nest, Order, row_major};
+use crate::strided::{Nest, Order, row_major, same_dims};
 use crate::{Family, KernelAlloc, KernelError, Par};
 
 /// The numpy broadcast of two shapes: axes are aligned at the end; each pair must be equal or
@@ -113,7 +113,7 @@ pub fn zip_with<T: Element, A: KernelAlloc + ?Sized, F: Fn(T, T) -> T + Sync>(
 ) -> Result<Tensor<T>, KernelError> {
     // Fast path: equal shapes, both dense.
     if let (true, Some(xs), Some(ys)) =
-        (same_shape(a.shape(), b.shape()), a.contiguous_slice(), b.contiguous_slice())
+        (same_dims([(a.shape(), b.shape())]), a.contiguous_slice(), b.contiguous_slice())
     {
         {
             let mut buf = alloc.take::<T>(xs.len());
@@ -153,13 +153,6 @@ pub fn zip_with<T: Element, A: KernelAlloc + ?Sized, F: Fn(T, T) -> T + Sync>(
         ),
     }
     Ok(Tensor::from_shape_vec(&shape, buf)?)
-}
-
-/// `a == b` for two shapes, axis by axis: a slice comparison calls `bcmp`, which costs more
-/// than the comparison itself for the few axes a shape has.
-#[inline]
-fn same_shape(a: &[usize], b: &[usize]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 fn zip_par<T: Element, F: Fn(T, T) -> T + Sync>(

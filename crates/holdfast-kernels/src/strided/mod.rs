@@ -29,6 +29,28 @@ pub(crate) use copy::{copy_nest_of, copy_prepared, copy_strided, row_major};
 /// Axis lists of a loop nest (inline up to 8 axes after merging).
 pub(crate) type Axes = SmallVec<[usize; 8]>;
 
+/// Whether each pair of axis lists (shapes or strides) is equal, every list of one rank: one
+/// branch-free pass over the handful of axes for all pairs together, where slice equality
+/// calls `bcmp` once a pair, which costs more than the comparison itself. The elementwise
+/// kernels' shape check (one pair), the einsum key's match and the einsum executor's operand
+/// check (shape and strides) use it.
+#[inline]
+pub(crate) fn same_dims<const N: usize>(pairs: [(&[usize], &[usize]); N]) -> bool {
+    let Some(r) = pairs.first().map(|(x, _)| x.len()) else { return true };
+    if pairs.iter().any(|(x, y)| x.len() != r || y.len() != r) {
+        return false;
+    }
+    // Cut to `r` so the compiler knows every index below is in bounds.
+    let pairs = pairs.map(|(x, y)| (&x[..r], &y[..r]));
+    let mut diff = 0;
+    for i in 0..r {
+        for (x, y) in &pairs {
+            diff |= x[i] ^ y[i];
+        }
+    }
+    diff == 0
+}
+
 /// Which operand's strides decide the loop order (outermost = largest stride).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Order {

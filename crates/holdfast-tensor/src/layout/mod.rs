@@ -79,28 +79,13 @@ impl Layout {
     }
 
     /// [`contiguous`](Self::contiguous) and its element count, which the stride loop computes
-    /// anyway. Up to six axes (`Dims`' inline capacity) the shape is copied and the strides
-    /// written in one loop over fixed arrays, with no call to `memset` or `memcpy`: every
-    /// elementwise operation's output is laid out here.
+    /// anyway (see [`row_major`](Self::row_major)).
     #[inline]
     pub(crate) fn contiguous_counted(shape: &[usize]) -> Result<(Self, usize), TensorError> {
-        let rank = shape.len();
-        let mut acc: usize = 1;
-        if rank <= INLINE_AXES {
-            let (mut dims, mut strides) = ([0; INLINE_AXES], [0; INLINE_AXES]);
-            for i in (0..rank).rev() {
-                dims[i] = shape[i];
-                strides[i] = acc;
-                acc = acc.checked_mul(shape[i]).ok_or_else(|| overflow(shape))?;
-            }
-            return Ok((Layout::from_arrays(rank, &dims, &strides, 0), acc));
+        match Self::row_major(shape) {
+            (layout, Some(count)) => Ok((layout, count)),
+            (_, None) => Err(overflow(shape)),
         }
-        let mut strides: Dims = SmallVec::from_elem(0, rank);
-        for (stride, &dim) in strides.iter_mut().zip(shape).rev() {
-            *stride = acc;
-            acc = acc.checked_mul(dim).ok_or_else(|| overflow(shape))?;
-        }
-        Ok((Layout { shape: SmallVec::from_slice(shape), strides, offset: 0 }, acc))
     }
 
     /// The row-major contiguous layout of this layout's shape, at offset 0: the layout numpy's
@@ -125,27 +110,38 @@ impl Layout {
     #[inline]
     #[must_use]
     pub fn contiguous_like(&self) -> Layout {
-        let rank = self.rank();
-        let mut acc: usize = 1;
+        Self::row_major(&self.shape).0
+    }
+
+    /// The row-major layout of `shape` at offset 0, and its element count: `None` when the
+    /// count or a stride overflows `usize` (the strides past it are then `usize::MAX`). The one
+    /// stride loop of
+    /// [`contiguous`](Self::contiguous) and [`contiguous_like`](Self::contiguous_like).
+    ///
+    /// Up to six axes (`Dims`' inline capacity) the loop runs over every inline slot, a fixed
+    /// length: a loop to the rank compiles to calls to `memset` and `memcpy`, which cost more
+    /// than the whole layout for a few axes, and every elementwise output is laid out here.
+    #[inline(always)]
+    fn row_major(shape: &[usize]) -> (Layout, Option<usize>) {
+        let rank = shape.len();
+        let mut acc = Some(1usize);
         if rank <= INLINE_AXES {
-            // A loop of fixed length over all inline slots: a loop to `rank` becomes calls to
-            // `memset` and `memcpy`, which cost more than the whole layout for a few axes.
             let (mut dims, mut strides) = ([0; INLINE_AXES], [0; INLINE_AXES]);
             for i in (0..INLINE_AXES).rev() {
-                if let Some(&dim) = self.shape.get(i) {
+                if let Some(&dim) = shape.get(i) {
                     dims[i] = dim;
-                    strides[i] = acc;
-                    acc = acc.saturating_mul(dim);
+                    strides[i] = acc.unwrap_or(usize::MAX);
+                    acc = acc.and_then(|a| a.checked_mul(dim));
                 }
             }
-            return Layout::from_arrays(rank, &dims, &strides, 0);
+            return (Layout::from_arrays(rank, &dims, &strides, 0), acc);
         }
         let mut strides: Dims = SmallVec::from_elem(0, rank);
-        for (stride, &dim) in strides.iter_mut().zip(&self.shape).rev() {
-            *stride = acc;
-            acc = acc.saturating_mul(dim);
+        for (stride, &dim) in strides.iter_mut().zip(shape).rev() {
+            *stride = acc.unwrap_or(usize::MAX);
+            acc = acc.and_then(|a| a.checked_mul(dim));
         }
-        Layout { shape: Dims::from_slice(&self.shape), strides, offset: 0 }
+        (Layout { shape: Dims::from_slice(shape), strides, offset: 0 }, acc)
     }
 
     /// A layout with explicit strides and offset.

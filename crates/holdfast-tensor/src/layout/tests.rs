@@ -260,7 +260,7 @@ fn contiguous_like_is_the_row_major_layout_of_the_shape_at_every_rank() {
     for rank in 0..=8usize {
         let shape: Vec<usize> = (0..rank).map(|i| 2 + i % 3).collect();
         let dense = Layout::contiguous(&shape).unwrap();
-        // A permuted, sliced, offset view of the same shape's extent.
+        // The same shape reversed by a permutation, and the same shape at an offset.
         let perm: Vec<usize> = (0..rank).rev().collect();
         let source = Layout::contiguous(&shape).unwrap().permuted(&perm).unwrap();
         let reversed: Vec<usize> = shape.iter().rev().copied().collect();
