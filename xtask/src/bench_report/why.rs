@@ -39,13 +39,14 @@ const WHY: &[Why] = &[
     },
     Why {
         key: "2 threads vs 1",
-        page: "2026-12-03-borrowed-views-fixed-cost.md (Two threads on mera_closed) and \
-               2026-12-02-peers.md (Two threads)",
-        finding: "mera_closed's two workers run the GEMM microkernels for equal shares and add \
-                  no CPU time to them, so its ratio is faer's own scaling at these shapes plus \
-                  its barrier waits; the other paths are long chains of contractions too small \
-                  to split, whose elementwise and permuting steps fan out only above a size \
-                  threshold, so part of each run stays on one thread",
+        page: "2026-12-04-gemm-blocks-two-threads.md and \
+               2026-12-03-borrowed-views-fixed-cost.md (Two threads on mera_closed)",
+        finding: "a product that fans out is cut into one independent block of output rows or \
+                  columns per thread (1.9-2.0x on mera's largest products alone, where faer's \
+                  own two-thread product gave 1.56-2.01x); gm_queen's and \
+                  permutation_light's warm runs are mostly strided copies, elementwise and \
+                  bound by memory bandwidth, which two threads on this VM speed up much less; \
+                  the machine's noise moves each ratio by 0.3 from run to run",
     },
     Why {
         key: "resident peak",

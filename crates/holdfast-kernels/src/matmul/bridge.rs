@@ -324,5 +324,10 @@ fn faer_typed<T: Element, U: FaerScalar>(
             faer::MatMut::<U>::from_raw_parts_mut(cp, cv.rows, cv.cols, cv.rs, cv.cs),
         )
     };
-    faer::linalg::matmul::matmul(cv, accum.to_faer(), av, bv, U::ONE, par.to_faer());
+    match par {
+        Par::Rayon(threads, _) if threads.get() > 1 => {
+            super::split::matmul(cv, accum.to_faer(), av, bv, U::ONE, threads);
+        }
+        _ => faer::linalg::matmul::matmul(cv, accum.to_faer(), av, bv, U::ONE, faer::Par::Seq),
+    }
 }

@@ -5,7 +5,8 @@
 //! included), never copied first. [`MatmulPlan`] is the validated product (shapes and strides);
 //! preparing it once and executing it many times skips validation. With
 //! [`Par::Rayon`](crate::Par) and at least its [`FanOut::gemm`](crate::FanOut) floating-point
-//! operations, faer parallelises each product, or a batch is split over rayon.
+//! operations, a batch is split over rayon, or each product is cut into blocks of its output
+//! that run as independent single-threaded faer calls (`split`).
 //!
 //! | module | what |
 //! |---|---|
@@ -15,6 +16,7 @@
 //! | `batch` | the batch driver, `PreparedGemm`, shared with einsum's contraction steps |
 //! | `bridge` | the unsafe bridge: strided views handed to faer and nano-gemm |
 //! | `nano` | nano-gemm's prepared small-product plans |
+//! | `split` | one product over several threads, as independent blocks of its output |
 //!
 //! # Unsafe
 //!
@@ -26,6 +28,7 @@ mod bridge;
 mod nano;
 pub(crate) mod operand;
 mod shape;
+mod split;
 #[cfg(test)]
 mod tests;
 

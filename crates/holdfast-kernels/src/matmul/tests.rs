@@ -257,3 +257,58 @@ fn nano_scratch_counts_what_nano_gemm_copies() {
     // A row (m = 1) never needs scratch.
     assert_eq!(NanoShape::new((1, n, n), row, row, col).scratch_elements(), 0);
 }
+
+#[test]
+fn products_cut_into_blocks_over_threads_match_the_reference() {
+    // With more than one thread a product is cut into blocks of its output's rows (m >= n) or
+    // columns (n > m) on 16-element edges, each block one single-threaded faer call; below 32
+    // rows and columns faer's own parallelism runs it. Both orientations of C, edges that are
+    // not multiples of 16, two and three parts, and `Accum::Add` (C keeps its values).
+    static ALWAYS: crate::FanOut = crate::FanOut::ALWAYS;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    for (m, n, k) in [(70, 33, 9), (33, 70, 9), (31, 20, 5), (96, 96, 17), (17, 200, 3), (40, 1, 6)]
+    {
+        let a = fill(m * k, 7);
+        let b = fill(k * n, 8);
+        for c_col_major in [false, true] {
+            let (crs, ccs) = if c_col_major { (1, m) } else { (n, 1) };
+            let spec = BatchSpec {
+                batch: 1,
+                a: MatSpec { rows: m, cols: k, rs: k, cs: 1 },
+                b: MatSpec { rows: k, cols: n, rs: 1, cs: k },
+                c: MatSpec { rows: m, cols: n, rs: crs, cs: ccs },
+                sa: 0,
+                sb: 0,
+                sc: 0,
+            };
+            let product = reference(m, n, k, (&a, k, 1), (&b, 1, k));
+            for threads in [2, 3] {
+                let par = Par::Rayon(std::num::NonZeroUsize::new(threads).unwrap(), &ALWAYS);
+                let mut c = vec![1.0; m * n];
+                let (ra, rb) = (MatRef::new(&a, 0), MatRef::new(&b, 0));
+                pool.install(|| run_batch(&spec, MatMut::new(&mut c, 0), ra, rb, Accum::Add, par));
+                for i in 0..m {
+                    for j in 0..n {
+                        let (got, want) = (c[i * crs + j * ccs], 1.0 + product[i * n + j]);
+                        assert!(
+                            (got - want).abs() < 1e-12 * want.abs().max(1.0),
+                            "{m}x{n}x{k} col-major C {c_col_major}, {threads} threads, ({i}, {j})"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn cuts_fall_on_aligned_edges_inside_the_dimension() {
+    use super::split::cut;
+    assert_eq!(cut(100, 1, 2), 48);
+    assert_eq!(cut(4320, 1, 2), 2160);
+    assert_eq!(cut(33, 1, 2), 16);
+    assert_eq!(cut(40, 1, 3), 16);
+    assert_eq!(cut(10, 1, 2), 0);
+    assert_eq!(cut(96, 1, 3), 32);
+    assert_eq!((cut(100, 0, 1), cut(0, 1, 2), cut(7, 1, 0)), (0, 0, 0));
+}
