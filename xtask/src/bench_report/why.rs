@@ -43,10 +43,12 @@ const WHY: &[Why] = &[
                2026-12-03-borrowed-views-fixed-cost.md (Two threads on mera_closed)",
         finding: "a product that fans out is cut into one independent block of output rows or \
                   columns per thread (1.9-2.0x on mera's largest products alone, where faer's \
-                  own two-thread product gave 1.56-2.01x); gm_queen's and \
-                  permutation_light's warm runs are mostly strided copies, elementwise and \
-                  bound by memory bandwidth, which two threads on this VM speed up much less; \
-                  the machine's noise moves each ratio by 0.3 from run to run",
+                  own two-thread product gave 1.56-2.01x), and a batch of large items that does \
+                  not divide over the threads deals whole items evenly and cuts the rest; \
+                  gm_queen's and permutation_light's warm runs are then split evenly between \
+                  the workers, and their strided copies (a third or more of each run), bound \
+                  by memory bandwidth, gain less from a second thread on this VM; the \
+                  machine's noise moves each ratio by 0.3 from run to run",
     },
     Why {
         key: "resident peak",

@@ -140,7 +140,29 @@ impl PreparedGemm {
             }
         };
         let threads = par.threads();
-        if threads > 1 && spec.batch >= 2 && spec.sc >= spec.c.extent() && spec.sc > 0 {
+        let disjoint = spec.sc >= spec.c.extent() && spec.sc > 0;
+        let item_par = par.for_size(Family::Gemm, self.flops / spec.batch.max(1) as u64);
+        let uneven = spec.batch > threads && !spec.batch.is_multiple_of(threads);
+        if threads > 1 && uneven && disjoint && item_par != Par::Seq {
+            // Items large enough to fan out on their own, which do not divide evenly over the
+            // threads: as many whole items per thread as divide evenly, then each left-over
+            // item cut into blocks over all of them (`split`). Grouped by whole items, 3 items
+            // over 2 threads would take 2 items' time.
+            let even = spec.batch - spec.batch % threads;
+            let per = even / threads;
+            let region = &mut c.data[c.at..];
+            let (head, tail) = region.split_at_mut((even * spec.sc).min(region.len()));
+            head.par_chunks_mut(per * spec.sc).enumerate().for_each(|(g, chunk)| {
+                for i in g * per..(g + 1) * per {
+                    item(MatMut::new(chunk, (i - g * per) * spec.sc), i, Par::Seq);
+                }
+            });
+            for i in even..spec.batch {
+                item(MatMut::new(tail, (i - even) * spec.sc), i, item_par);
+            }
+            return;
+        }
+        if threads > 1 && spec.batch >= 2 && disjoint {
             // Items write disjoint blocks of C: one rayon task per group of items.
             let per = spec.batch.div_ceil(threads * 2).max(1);
             let per_item_par = if spec.batch >= threads { Par::Seq } else { par };

@@ -312,3 +312,39 @@ fn cuts_fall_on_aligned_edges_inside_the_dimension() {
     assert_eq!(cut(96, 1, 3), 32);
     assert_eq!((cut(100, 0, 1), cut(0, 1, 2), cut(7, 1, 0)), (0, 0, 0));
 }
+
+#[test]
+fn uneven_batches_of_large_items_match_the_reference() {
+    // A batch whose items do not divide evenly over the threads, each item large enough to fan
+    // out: whole items per thread, then each left-over item cut into blocks. Every item's block
+    // of C (with a gap between blocks) must hold its own product, added to what C held.
+    static ALWAYS: crate::FanOut = crate::FanOut::ALWAYS;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    let (m, n, k) = (40, 20, 6);
+    for (batch, threads) in [(3, 2), (5, 2), (7, 3), (4, 3)] {
+        let a = fill(batch * m * k, 9);
+        let b = fill(batch * k * n, 10);
+        let sc = m * n + 5;
+        let spec = BatchSpec {
+            batch,
+            a: MatSpec { rows: m, cols: k, rs: k, cs: 1 },
+            b: MatSpec { rows: k, cols: n, rs: n, cs: 1 },
+            c: MatSpec { rows: m, cols: n, rs: n, cs: 1 },
+            sa: m * k,
+            sb: k * n,
+            sc,
+        };
+        let par = Par::Rayon(std::num::NonZeroUsize::new(threads).unwrap(), &ALWAYS);
+        let mut c = vec![2.0; batch * sc];
+        let (ra, rb) = (MatRef::new(&a, 0), MatRef::new(&b, 0));
+        pool.install(|| run_batch(&spec, MatMut::new(&mut c, 0), ra, rb, Accum::Add, par));
+        for item in 0..batch {
+            let want = reference(m, n, k, (&a[item * m * k..], k, 1), (&b[item * k * n..], n, 1));
+            let got = &c[item * sc..item * sc + m * n];
+            for (g, w) in got.iter().zip(&want) {
+                assert!((g - (w + 2.0)).abs() < 1e-12 * w.abs().max(1.0), "{batch} on {threads}");
+            }
+            assert!(c[item * sc + m * n..(item + 1) * sc].iter().all(|&x| x == 2.0), "gap kept");
+        }
+    }
+}
