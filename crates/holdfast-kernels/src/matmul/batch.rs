@@ -141,9 +141,13 @@ impl PreparedGemm {
         };
         let threads = par.threads();
         let disjoint = spec.sc >= spec.c.extent() && spec.sc > 0;
-        let item_par = par.for_size(Family::Gemm, self.flops / spec.batch.max(1) as u64);
-        let uneven = spec.batch > threads && !spec.batch.is_multiple_of(threads);
-        if threads > 1 && uneven && disjoint && item_par != Par::Seq {
+        let uneven = |threads: usize| spec.batch > threads && !spec.batch.is_multiple_of(threads);
+        let item_par = if threads > 1 && disjoint && uneven(threads) {
+            par.for_size(Family::Gemm, self.flops / spec.batch as u64)
+        } else {
+            Par::Seq
+        };
+        if item_par != Par::Seq {
             // Items large enough to fan out on their own, which do not divide evenly over the
             // threads: as many whole items per thread as divide evenly, then each left-over
             // item cut into blocks over all of them (`split`). Grouped by whole items, 3 items

@@ -5,8 +5,8 @@
 //! into `n` blocks along the longer of its output's two dimensions: blocks of rows of `C` and
 //! `A` when `m >= n`, blocks of columns of `C` and `B` otherwise. Each block is one faer call at
 //! `Par::Seq`, and the blocks run under `rayon::join` on the installed pool. faer's own parallel
-//! product shares each packed panel between the threads and meets at a barrier after every
-//! step; the blocks here share nothing and meet once, at the end. On a machine whose cores are
+//! product packs panels that all its threads share, and its threads meet at a barrier around
+//! each packing; the blocks here share nothing and meet once, at the end. On a machine whose cores are
 //! descheduled now and then (a shared virtual machine), a barrier makes every thread wait for
 //! the slowest; independent blocks only delay the last one. Each block packs its own copy of
 //! the shared operand's panels, which costs little next to a product large enough to fan out.
@@ -25,22 +25,22 @@ use faer::{Accum, MatMut, MatRef, Par};
 /// two vectors of `f64`), so a cut through rows never splits a vector of a column-major block.
 const ALIGN: usize = 16;
 
-/// `C = A·B` (or `C += A·B`) with `threads` threads: cut into blocks when the output is large
+/// `C = alpha·A·B` (or `C += alpha·A·B`) with `threads` threads: cut into blocks when the output is large
 /// enough, else one faer call with `Par::Rayon(threads)`.
 pub(super) fn matmul<U>(
     c: MatMut<'_, U>,
     accum: Accum,
     a: MatRef<'_, U>,
     b: MatRef<'_, U>,
-    one: U,
+    alpha: U,
     threads: std::num::NonZeroUsize,
 ) where
     U: faer::traits::ComplexField + Copy,
 {
     if c.nrows().max(c.ncols()) < 2 * ALIGN {
-        faer::linalg::matmul::matmul(c, accum, a, b, one, Par::Rayon(threads));
+        faer::linalg::matmul::matmul(c, accum, a, b, alpha, Par::Rayon(threads));
     } else {
-        blocks(c, accum, a, b, one, threads.get());
+        blocks(c, accum, a, b, alpha, threads.get());
     }
 }
 
@@ -50,16 +50,16 @@ fn blocks<U>(
     accum: Accum,
     a: MatRef<'_, U>,
     b: MatRef<'_, U>,
-    one: U,
+    alpha: U,
     parts: usize,
 ) where
     U: faer::traits::ComplexField + Copy,
 {
     let by_rows = c.nrows() >= c.ncols();
     let len = if by_rows { c.nrows() } else { c.ncols() };
-    let at = cut(len, parts / 2, parts);
-    if parts <= 1 || at == 0 || at == len {
-        faer::linalg::matmul::matmul(c, accum, a, b, one, Par::Seq);
+    let at = if parts > 1 { cut(len, parts / 2, parts) } else { 0 };
+    if at == 0 || at == len {
+        faer::linalg::matmul::matmul(c, accum, a, b, alpha, Par::Seq);
         return;
     }
     let (left, right) = (parts / 2, parts - parts / 2);
@@ -67,15 +67,15 @@ fn blocks<U>(
         let (c0, c1) = c.split_at_row_mut(at);
         let (a0, a1) = a.split_at_row(at);
         rayon::join(
-            || blocks(c0, accum, a0, b, one, left),
-            || blocks(c1, accum, a1, b, one, right),
+            || blocks(c0, accum, a0, b, alpha, left),
+            || blocks(c1, accum, a1, b, alpha, right),
         );
     } else {
         let (c0, c1) = c.split_at_col_mut(at);
         let (b0, b1) = b.split_at_col(at);
         rayon::join(
-            || blocks(c0, accum, a, b0, one, left),
-            || blocks(c1, accum, a, b1, one, right),
+            || blocks(c0, accum, a, b0, alpha, left),
+            || blocks(c1, accum, a, b1, alpha, right),
         );
     }
 }
