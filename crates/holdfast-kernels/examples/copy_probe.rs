@@ -4,11 +4,12 @@
 //! transposes, permutation_focus's copies (many legs of dimension 2). Prints the median of 21
 //! runs per layout. The source is allocated as the engine allocates operands (advised for huge
 //! pages), so that the copy's TLB behaviour is the one einsum sees. An argument keeps only the
-//! layouts whose name contains it.
+//! layouts whose name contains it; a second one, a thread count, runs each copy at
+//! `Par::Rayon(THREADS)` on rayon's global pool of that many threads, every copy fanned out.
 //!
 //! ```text
 //! cargo build --profile bench -p holdfast-kernels --example copy_probe
-//! target/release/examples/copy_probe [NAME]
+//! target/release/examples/copy_probe [NAME] [THREADS]
 //! ```
 
 #![allow(clippy::unwrap_used, reason = "a measurement program, not a library")]
@@ -19,7 +20,9 @@ mod pool;
 
 use std::time::Instant;
 
-use holdfast_kernels::{HeapAlloc, KernelAlloc, Par, permute::permute};
+use std::num::NonZeroUsize;
+
+use holdfast_kernels::{FanOut, HeapAlloc, KernelAlloc, Par, permute::permute};
 use holdfast_tensor::{Layout, TensorRead};
 
 fn main() {
@@ -66,6 +69,11 @@ fn main() {
         ),
     ];
     let filter = std::env::args().nth(1).unwrap_or_default();
+    static ALWAYS: FanOut = FanOut::ALWAYS;
+    let threads = std::env::args().nth(2).and_then(|t| t.parse::<NonZeroUsize>().ok());
+    let par = threads.map_or(Par::Seq, |n| Par::Rayon(n, &ALWAYS));
+    // The kernel fans out on the pool its caller installed, here rayon's global one.
+    rayon::ThreadPoolBuilder::new().num_threads(par.threads()).build_global().unwrap();
     for (name, shape, strides) in cases {
         if !name.contains(filter.as_str()) {
             continue;
@@ -84,7 +92,7 @@ fn main() {
         let mut times = Vec::with_capacity(21);
         for _ in 0..21 {
             let t0 = Instant::now();
-            let r = permute(view.clone(), &identity, &mut pooled, Par::Seq).unwrap();
+            let r = permute(view.clone(), &identity, &mut pooled, par).unwrap();
             times.push(t0.elapsed().as_secs_f64());
             pooled.give(std::hint::black_box(r).into_parts().0);
         }
