@@ -46,9 +46,10 @@ const WHY: &[Why] = &[
                   own two-thread product gave 1.56-2.01x), and a batch of large items that does \
                   not divide over the threads deals whole items evenly and cuts the rest; \
                   gm_queen's and permutation_light's warm runs are then split evenly between \
-                  the workers, and their strided copies (a third or more of each run), bound \
-                  by memory bandwidth, gain less from a second thread on this VM; the \
-                  machine's noise moves each ratio by 0.3 from run to run",
+                  the workers, and their strided copies (a third or more of each run) stream \
+                  from memory, which one core of this VM nearly saturates (a 256 MiB memcpy: \
+                  19-24 GB/s at one thread, 23-25 at two); the machine's noise moves each \
+                  ratio by 0.3 from run to run",
     },
     Why {
         key: "resident peak",
