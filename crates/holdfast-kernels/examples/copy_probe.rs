@@ -69,9 +69,8 @@ fn main() {
         ),
     ];
     let filter = std::env::args().nth(1).unwrap_or_default();
-    static ALWAYS: FanOut = FanOut::ALWAYS;
     let threads = std::env::args().nth(2).and_then(|t| t.parse::<NonZeroUsize>().ok());
-    let par = threads.map_or(Par::Seq, |n| Par::Rayon(n, &ALWAYS));
+    let par = threads.map_or(Par::Seq, |n| Par::Rayon(n, &FanOut::ALWAYS));
     // The kernel fans out on the pool its caller installed, here rayon's global one.
     rayon::ThreadPoolBuilder::new().num_threads(par.threads()).build_global().unwrap();
     for (name, shape, strides) in cases {

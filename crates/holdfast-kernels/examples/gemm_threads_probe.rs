@@ -18,8 +18,6 @@ use std::time::Instant;
 use holdfast_kernels::{FanOut, Par, matmul::matmul_into};
 use holdfast_tensor::Tensor;
 
-static ALWAYS: FanOut = FanOut::ALWAYS;
-
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -36,7 +34,7 @@ fn main() {
     let b = Tensor::from_vec([k, n], fill(k * n, 5)).unwrap();
     let mut c = Tensor::<f64>::zeros([m, n]);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-    let two = Par::Rayon(NonZeroUsize::new(2).unwrap(), &ALWAYS);
+    let two = Par::Rayon(NonZeroUsize::new(2).unwrap(), &FanOut::ALWAYS);
     let faer_two = faer::Par::rayon(2);
     let ways = ["holdfast 1 thread", "holdfast 2 threads (blocks)", "faer 2 threads"];
     let mut times = vec![Vec::new(); ways.len()];

@@ -141,8 +141,8 @@ impl PreparedGemm {
         };
         let threads = par.threads();
         let disjoint = spec.sc >= spec.c.extent() && spec.sc > 0;
-        let uneven = |threads: usize| spec.batch > threads && !spec.batch.is_multiple_of(threads);
-        let item_par = if threads > 1 && disjoint && uneven(threads) {
+        let uneven = threads > 1 && spec.batch > threads && !spec.batch.is_multiple_of(threads);
+        let item_par = if uneven && disjoint {
             par.for_size(Family::Gemm, self.flops / spec.batch as u64)
         } else {
             Par::Seq

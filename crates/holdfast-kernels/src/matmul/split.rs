@@ -6,10 +6,11 @@
 //! `A` when `m >= n`, blocks of columns of `C` and `B` otherwise. Each block is one faer call at
 //! `Par::Seq`, and the blocks run under `rayon::join` on the installed pool. faer's own parallel
 //! product packs panels that all its threads share, and its threads meet at a barrier around
-//! each packing; the blocks here share nothing and meet once, at the end. On a machine whose cores are
-//! descheduled now and then (a shared virtual machine), a barrier makes every thread wait for
-//! the slowest; independent blocks only delay the last one. Each block packs its own copy of
-//! the shared operand's panels, which costs little next to a product large enough to fan out.
+//! each packing; the blocks here share nothing and meet once, at the end. On a machine whose
+//! cores are descheduled now and then (a shared virtual machine), a barrier makes every thread
+//! wait for the slowest; independent blocks only delay the last one. Each block packs its own
+//! copy of the shared operand's panels, which costs little next to a product large enough to
+//! fan out.
 //!
 //! Block edges fall on multiples of [`ALIGN`] rows or columns, so every block but the last
 //! fills whole microkernel tiles. A product whose longer output dimension is under
@@ -25,8 +26,8 @@ use faer::{Accum, MatMut, MatRef, Par};
 /// two vectors of `f64`), so a cut through rows never splits a vector of a column-major block.
 const ALIGN: usize = 16;
 
-/// `C = alpha·A·B` (or `C += alpha·A·B`) with `threads` threads: cut into blocks when the output is large
-/// enough, else one faer call with `Par::Rayon(threads)`.
+/// `C = alpha·A·B` (or `C += alpha·A·B`) with `threads` threads: cut into blocks when the output
+/// is large enough, else one faer call with `Par::Rayon(threads)`.
 pub(super) fn matmul<U>(
     c: MatMut<'_, U>,
     accum: Accum,

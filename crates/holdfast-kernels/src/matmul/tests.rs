@@ -264,7 +264,6 @@ fn products_cut_into_blocks_over_threads_match_the_reference() {
     // columns (n > m) on 16-element edges, each block one single-threaded faer call; below 32
     // rows and columns faer's own parallelism runs it. Both orientations of C, edges that are
     // not multiples of 16, two and three parts, and `Accum::Add` (C keeps its values).
-    static ALWAYS: crate::FanOut = crate::FanOut::ALWAYS;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
     for (m, n, k) in [(70, 33, 9), (33, 70, 9), (31, 20, 5), (96, 96, 17), (17, 200, 3), (40, 1, 6)]
     {
@@ -283,7 +282,10 @@ fn products_cut_into_blocks_over_threads_match_the_reference() {
             };
             let product = reference(m, n, k, (&a, k, 1), (&b, 1, k));
             for threads in [2, 3] {
-                let par = Par::Rayon(std::num::NonZeroUsize::new(threads).unwrap(), &ALWAYS);
+                let par = Par::Rayon(
+                    std::num::NonZeroUsize::new(threads).unwrap(),
+                    &crate::FanOut::ALWAYS,
+                );
                 let mut c = vec![1.0; m * n];
                 let (ra, rb) = (MatRef::new(&a, 0), MatRef::new(&b, 0));
                 pool.install(|| run_batch(&spec, MatMut::new(&mut c, 0), ra, rb, Accum::Add, par));
@@ -318,7 +320,6 @@ fn uneven_batches_of_large_items_match_the_reference() {
     // A batch whose items do not divide evenly over the threads, each item large enough to fan
     // out: whole items per thread, then each left-over item cut into blocks. Every item's block
     // of C (with a gap between blocks) must hold its own product, added to what C held.
-    static ALWAYS: crate::FanOut = crate::FanOut::ALWAYS;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
     let (m, n, k) = (40, 20, 6);
     for (batch, threads) in [(3, 2), (5, 2), (7, 3), (4, 3)] {
@@ -334,7 +335,7 @@ fn uneven_batches_of_large_items_match_the_reference() {
             sb: k * n,
             sc,
         };
-        let par = Par::Rayon(std::num::NonZeroUsize::new(threads).unwrap(), &ALWAYS);
+        let par = Par::Rayon(std::num::NonZeroUsize::new(threads).unwrap(), &crate::FanOut::ALWAYS);
         let mut c = vec![2.0; batch * sc];
         let (ra, rb) = (MatRef::new(&a, 0), MatRef::new(&b, 0));
         pool.install(|| run_batch(&spec, MatMut::new(&mut c, 0), ra, rb, Accum::Add, par));
