@@ -1,6 +1,6 @@
-//! `cargo xtask sanitize`: the arbiter, provider, resources, session and kernels test suites under
-//! AddressSanitizer and ThreadSanitizer (nightly toolchain), and valgrind memcheck on the tests of
-//! the kernels' `unsafe` blocks (SPEC B6; Miri cannot be installed on this project's machines).
+//! `cargo xtask sanitize`: the tensor, arbiter, provider, resources, session and kernels test
+//! suites under AddressSanitizer and ThreadSanitizer (nightly toolchain), and valgrind memcheck on
+//! the tests of the kernels' `unsafe` blocks (SPEC B6; Miri cannot be installed on this project's machines).
 //!
 //! | step | toolchain and flags | target directory |
 //! |---|---|---|
@@ -37,6 +37,7 @@ const TARGET: &str = "x86_64-unknown-linux-gnu";
 /// The crates whose tests run under the sanitizers: every crate with synchronisation, resource
 /// accounting or `unsafe` code.
 const CRATES: &[&str] = &[
+    "holdfast-tensor",
     "holdfast-arbiter",
     "holdfast-provider",
     "holdfast-resources",

@@ -21,14 +21,15 @@ pub(crate) struct Why {
 const WHY: &[Why] = &[
     Why {
         key: "fixed cost of a warm held",
-        page: "2026-12-03-borrowed-views-fixed-cost.md (What remains)",
-        finding: "callgrind per operation, after the views were borrowed and the result made \
-                  once (the add 935 -> 634 instructions): the buffer pool's take and give (160), \
-                  the session's entry, checks and route (about 120), the kernel's checks and \
-                  output, and 160-byte moves of the result; the output's layout is copied \
-                  through stack temporaries, as a 120-byte layout of two inline axis lists is \
-                  not split into registers. What would reach it: a pool take and give of a few \
-                  instructions, and a tensor of at most 128 bytes",
+        page: "2026-12-04-store-forwarding-fixed-cost.md (What remains)",
+        finding: "time-sampled with perf: the largest item left is the caller's move of the \
+                  returned 160-byte tensor (about 11 ns of a held 2x2 product's 52 ns, in \
+                  memmove), whose wide loads wait for the operation's last stores to reach the \
+                  cache; the output layout's copy and the pool's pop, which read back stores \
+                  the same way, were made single moves (2x2 product 62 -> 52 ns, add 40 -> 37 \
+                  ns, side by side). The rest is the entry, checks, route, plan lookup and the \
+                  pool's accounting, a few dozen instructions each. Six inline axes do not fit \
+                  a tensor in 128 bytes; `matmul_into` pays none of the move",
     },
     Why {
         key: "GEMM-bound time",
@@ -48,8 +49,9 @@ const WHY: &[Why] = &[
                   gm_queen's and permutation_light's warm runs are then split evenly between \
                   the workers, and their strided copies (a third or more of each run) stream \
                   from memory, which one core of this VM nearly saturates (a 256 MiB memcpy: \
-                  19-24 GB/s at one thread, 23-25 at two); the machine's noise moves each \
-                  ratio by 0.3 from run to run",
+                  19-24 GB/s at one thread, 23-25 at two). The ratio is now read from rounds \
+                  in turn (one thread, then two, seconds apart), each round printed, so the \
+                  spread a shared machine adds shows beside the median",
     },
     Why {
         key: "resident peak",
@@ -139,7 +141,7 @@ mod tests {
             verdict("something new", Some(false)),
             verdict("resident peak of holdfast einsum", None),
         ]);
-        assert!(s.contains("2026-12-03-borrowed-views-fixed-cost.md"), "{s}");
+        assert!(s.contains("2026-12-04-store-forwarding-fixed-cost.md"), "{s}");
         assert!(s.contains("**something new**: no profile recorded yet."), "{s}");
         assert!(!s.contains("2 threads"), "met targets are not listed: {s}");
         assert!(!s.contains("resident peak"), "unmeasured targets are not listed: {s}");

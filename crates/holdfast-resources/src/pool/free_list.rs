@@ -39,29 +39,26 @@ impl<T> Default for FreeList<T> {
 }
 
 impl<T: Element> FreeList<T> {
-    /// The smallest retained buffer whose capacity is at least `len` and at most
-    /// [`max_fit`]`(len)`, removed from the list (its contents are whatever it held).
+    /// The largest retained buffer when it is the best fit for `len` (the only one of at least
+    /// `len` elements) and at most [`max_fit`]`(len)`, removed from the list: a held loop of one
+    /// output size. `None` sends the caller to [`take_searched`](Self::take_searched).
     ///
-    /// When the largest buffer is the only one of at least `len` elements (a held loop of one
-    /// output size), it is the best fit and is popped without a search; any other case searches
-    /// out of line.
-    #[inline]
-    pub(crate) fn take_fit(&mut self, len: usize) -> Option<Vec<T>> {
+    /// Always inlined, and kept apart from the search: the popped buffer then goes straight to
+    /// the caller's result, not through a slot the out-of-line search also writes.
+    #[inline(always)]
+    pub(crate) fn pop_fit(&mut self, len: usize) -> Option<Vec<T>> {
         let n = self.bufs.len();
-        let last_fits = self.bufs.last().is_some_and(|b| b.capacity() >= len);
+        let last_fits =
+            self.bufs.last().is_some_and(|b| b.capacity() >= len && b.capacity() <= max_fit(len));
         let below = n.checked_sub(2).and_then(|i| self.bufs.get(i)).map_or(0, Vec::capacity);
-        if last_fits && below < len {
-            return match self.bufs.last() {
-                Some(b) if b.capacity() <= max_fit(len) => self.bufs.pop(),
-                _ => None,
-            };
-        }
-        self.take_searched(len)
+        if last_fits && below < len { self.bufs.pop() } else { None }
     }
 
-    /// [`take_fit`](Self::take_fit) by binary search over the capacities.
+    /// The smallest retained buffer whose capacity is at least `len` and at most
+    /// [`max_fit`]`(len)`, removed from the list (its contents are whatever it held), found by
+    /// binary search over the capacities.
     #[inline(never)]
-    fn take_searched(&mut self, len: usize) -> Option<Vec<T>> {
+    pub(crate) fn take_searched(&mut self, len: usize) -> Option<Vec<T>> {
         let idx = self.bufs.partition_point(|b| b.capacity() < len);
         match self.bufs.get(idx) {
             Some(b) if b.capacity() <= max_fit(len) => Some(self.bufs.remove(idx)),

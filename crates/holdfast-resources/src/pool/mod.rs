@@ -351,15 +351,25 @@ impl BufferPool {
     pub(crate) fn take_inner<T: Element>(&mut self, len: usize) -> (Vec<T>, bool) {
         if len != 0
             && let Some(list) = self.lists.get_mut::<T>()
-            && let Some(mut buf) = list.take_fit(len)
         {
-            self.len -= 1;
-            self.retained_bytes -= buf.capacity() * mem::size_of::<T>();
-            self.hits += 1;
-            buf.resize(len, T::ZERO);
-            return (buf, true);
+            if let Some(buf) = list.pop_fit(len) {
+                return (self.hit(buf, len), true);
+            }
+            if let Some(buf) = list.take_searched(len) {
+                return (self.hit(buf, len), true);
+            }
         }
         (self.take_miss(len), false)
+    }
+
+    /// Counts a retained buffer leaving the pool and gives it `len` elements.
+    #[inline(always)]
+    fn hit<T: Element>(&mut self, mut buf: Vec<T>, len: usize) -> Vec<T> {
+        self.len -= 1;
+        self.retained_bytes -= buf.capacity() * mem::size_of::<T>();
+        self.hits += 1;
+        buf.resize(len, T::ZERO);
+        buf
     }
 
     /// A fresh buffer of `len` elements (empty for 0), counted as a miss unless `len` is 0.

@@ -171,6 +171,11 @@ impl Layout {
     /// The first `rank` (at most [`INLINE_AXES`]) entries of `shape` and `strides`, at `offset`.
     /// The caller keeps the invariant (module docs): the axes come from a checked layout or
     /// were checked by the caller.
+    ///
+    /// Each list is made whole from its array and then cut to `rank`: the array is stored once,
+    /// into the list. `SmallVec::from_buf_and_len` stores it into a temporary first, which the
+    /// next move of the layout reads back across two narrower stores, waiting for them to reach
+    /// the cache (see `sized`).
     #[inline]
     pub(crate) fn from_arrays(
         rank: usize,
@@ -178,11 +183,11 @@ impl Layout {
         strides: &[usize; INLINE_AXES],
         offset: usize,
     ) -> Self {
-        Layout {
-            shape: Dims::from_buf_and_len(*shape, rank),
-            strides: Dims::from_buf_and_len(*strides, rank),
-            offset,
-        }
+        debug_assert!(rank <= INLINE_AXES);
+        let (mut shape, mut strides) = (Dims::from_buf(*shape), Dims::from_buf(*strides));
+        shape.truncate(rank);
+        strides.truncate(rank);
+        Layout { shape, strides, offset }
     }
 
     /// The layout of a rank-0 (scalar) tensor: one element at offset 0.

@@ -1,11 +1,17 @@
 //! [`SizedLayout`]: a layout with the storage length it needs computed once, for code that
 //! builds many tensors of one layout (a prepared plan's output, on every operation).
 //!
-//! A layout of at most `INLINE_AXES` axes is also kept as two fixed arrays: a tensor's copy is
-//! then built from them by whole-array moves, where cloning the layout's axis lists copies as
-//! many elements as they hold, through a call to `memcpy` each.
+//! # The copy
+//!
+//! A tensor built from a `SizedLayout` takes a copy of its layout. When neither axis list has
+//! spilled to the heap (at most `INLINE_AXES` axes), the layout owns no heap memory, and the
+//! copy is a bitwise copy of the whole value: one fixed-size move from the plan into the new
+//! tensor. Building it field by field instead (`SmallVec`'s inline buffer after its length)
+//! goes through stack temporaries that the next move of the tensor reads back at other offsets,
+//! and each such read waits for the stores before it to reach the cache. A spilled layout is
+//! cloned.
 
-use super::{INLINE_AXES, Layout};
+use super::Layout;
 use crate::Element;
 use crate::TensorError;
 use crate::tensor::Tensor;
@@ -14,9 +20,9 @@ use crate::tensor::Tensor;
 /// it is made: [`Tensor::from_sized_layout`] then checks a buffer against it in one comparison
 /// instead of walking the axes.
 ///
-/// Invariant: `required` is the layout's required length, and `inline` (when present) holds the
-/// layout's rank and its shape and strides padded with zeros; the fields are private and set
-/// only by [`SizedLayout::new`].
+/// Invariant: `required` is the layout's required length, and `inline` is true exactly when
+/// neither of the layout's axis lists has spilled to the heap; the fields are private, set only
+/// by [`SizedLayout::new`], and the layout is never changed after.
 ///
 /// # Examples
 ///
@@ -35,33 +41,7 @@ use crate::tensor::Tensor;
 pub struct SizedLayout {
     layout: Layout,
     required: usize,
-    inline: Option<Inline>,
-}
-
-/// A layout of at most [`INLINE_AXES`] axes as fixed arrays: rank, shape and strides.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Inline {
-    rank: usize,
-    shape: [usize; INLINE_AXES],
-    strides: [usize; INLINE_AXES],
-}
-
-impl Inline {
-    fn of(layout: &Layout) -> Option<Inline> {
-        let rank = layout.rank();
-        if rank > INLINE_AXES {
-            return None;
-        }
-        let (mut shape, mut strides) = ([0; INLINE_AXES], [0; INLINE_AXES]);
-        shape[..rank].copy_from_slice(layout.shape());
-        strides[..rank].copy_from_slice(layout.strides());
-        Some(Inline { rank, shape, strides })
-    }
-
-    #[inline]
-    fn layout(&self, offset: usize) -> Layout {
-        Layout::from_arrays(self.rank, &self.shape, &self.strides, offset)
-    }
+    inline: bool,
 }
 
 impl SizedLayout {
@@ -72,16 +52,22 @@ impl SizedLayout {
     /// See [`SizedLayout`].
     pub fn new(layout: Layout) -> Self {
         let required = layout.required_len();
-        let inline = Inline::of(&layout);
+        let inline = !layout.shape.spilled() && !layout.strides.spilled();
         SizedLayout { layout, required, inline }
     }
 
-    /// A copy of the layout: from the fixed arrays when it has them.
+    /// A copy of the layout (module docs).
     #[inline]
     fn copy(&self) -> Layout {
-        match &self.inline {
-            Some(inline) => inline.layout(self.layout.offset()),
-            None => self.layout.clone(),
+        if self.inline {
+            // SAFETY: `inline` says neither axis list has spilled (invariant), so the layout
+            // owns no heap memory: its axes sit in `SmallVec`'s inline buffers, and `usize` is
+            // `Copy`. The bitwise copy is then a second value that shares nothing with the
+            // first; dropping both frees nothing twice (an inline `SmallVec` drops its
+            // elements in place, and `usize` has no drop).
+            unsafe { std::ptr::read(&self.layout) }
+        } else {
+            self.layout.clone()
         }
     }
 
