@@ -25,13 +25,21 @@ an index (steps that sum none are products, not GEMMs).
 With `--runs N` each peer runs each instance exactly N times instead (no untimed run, no
 budget): the fixed workload whose resident peak `cargo xtask bench-report` measures.
 
+With `--holdfast PROGRAM` holdfast takes its turn too, after the peers on each instance:
+`PROGRAM einsum FILE --threads 1 --repeat R --retention-mib 4096 --json` (one held session, the
+first of its R runs cold), with R chosen so that its runs fill about the budget at the fastest
+peer's median (at least 5, at most 1000), and its median reported under "holdfast". Its ratios
+to the peers then divide medians measured minutes apart at most, not a whole campaign apart.
+
 Usage: python einsum_peers.py INSTANCES_DIR [--peers numpy,jax,tblis] [--budget-s S] [--runs N]
                               [--filter TEXT[,TEXT..]] [--dtype float64|complex128] [--gemm-bound]
+                              [--holdfast PROGRAM]
 
 Prints one JSON object on standard output:
 {"versions": {...}, "dtype": ..., "peers": {"numpy": {"medians_ms": {...}, "runs": {...},
  "digests": {name: [sum, sum_sq]}, "errors": {name: message}}, ...}, "gemm_flops": {...},
- "largest_live_bytes": {...}, "openblas_dgemm_gflops": x}
+ "largest_live_bytes": {...}, "openblas_dgemm_gflops": x,
+ "holdfast": {"medians_ms": {...}, "runs": {...}, "errors": {...}}}
 A peer that cannot be imported appears with an "unavailable" message instead.
 """
 
@@ -41,6 +49,7 @@ import importlib.metadata
 import json
 import math
 import os
+import subprocess
 import sys
 import time
 import types
@@ -183,6 +192,17 @@ def repeated(run, runs):
     return out, times
 
 
+def holdfast_turn(program, file, estimate_ms, budget):
+    """holdfast's median (ms) on one instance file and its run count, timed by the program
+    itself in one held session."""
+    runs = max(5, min(1000, int(budget * 1e3 / max(estimate_ms, 1e-3))))
+    out = subprocess.run(
+        [program, "einsum", file, "--threads", "1", "--repeat", str(runs),
+         "--retention-mib", "4096", "--json"],
+        capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)["instances"][0]["median_seconds"] * 1e3, runs
+
+
 def dgemm_gflops(n=2048, repeats=3):
     a, b = np.random.default_rng(1).random((2, n, n))
     a @ b
@@ -199,7 +219,7 @@ def main(argv):
     if not argv:
         sys.exit(__doc__.split("Prints")[0].split("Usage: ")[1])
     folder, budget, only, dtype, peers, gemm_bound = argv[0], 6.0, [""], "float64", PEERS, False
-    runs = None
+    runs, holdfast = None, None
     rest = argv[1:]
     while rest:
         flag = rest.pop(0)
@@ -217,6 +237,8 @@ def main(argv):
                 sys.exit(f"--dtype {dtype}: float64 or complex128")
         elif flag == "--gemm-bound":
             gemm_bound = True
+        elif flag == "--holdfast" and rest:
+            holdfast = rest.pop(0)
         elif flag == "--runs" and rest:
             runs = int(rest.pop(0))
             if runs < 1:
@@ -231,10 +253,12 @@ def main(argv):
         except Exception as e:  # noqa: BLE001  (any import failure: the peer is not measured)
             results[peer] = {"unavailable": f"{type(e).__name__}: {e}"}
     gemm_flops, live_bytes = {}, {}
+    own = {"medians_ms": {}, "runs": {}, "errors": {}}
     for entry in sorted(os.listdir(folder)):
         if not entry.endswith(".json") or not any(part in entry for part in only):
             continue
-        with open(os.path.join(folder, entry), encoding="utf-8") as f:
+        file = os.path.join(folder, entry)
+        with open(file, encoding="utf-8") as f:
             doc = json.load(f)
         name, spec = doc["name"], doc["format_string"]
         shapes = [tuple(s) for s in field(doc, "shapes")]
@@ -264,10 +288,23 @@ def main(argv):
                     result["digests"][name] = digest
             print(f"{peer}: {name}: {result['medians_ms'][name]:.3f} ms over {len(times)} runs",
                   file=sys.stderr)
+        if holdfast is not None:
+            measured = [r["medians_ms"][name] for r in results.values()
+                        if name in r.get("medians_ms", {})]
+            try:
+                ms, n = holdfast_turn(holdfast, file, min(measured, default=1e3), budget)
+            except (OSError, subprocess.CalledProcessError, ValueError, KeyError) as e:
+                own["errors"][name] = f"{type(e).__name__}: {e}"
+                print(f"holdfast: {name}: failed: {e}", file=sys.stderr)
+                continue
+            own["medians_ms"][name], own["runs"][name] = ms, n
+            print(f"holdfast: {name}: {ms:.3f} ms over {n} runs", file=sys.stderr)
     doc = {"versions": versions, "dtype": dtype, "peers": results, "gemm_flops": gemm_flops,
            "largest_live_bytes": live_bytes}
     if gemm_bound:
         doc["openblas_dgemm_gflops"] = dgemm_gflops()
+    if holdfast is not None:
+        doc["holdfast"] = own
     print(json.dumps(doc))
 
 

@@ -59,6 +59,7 @@ pub(crate) fn measure(
         dtype: "complex128",
         peers: &["numpy"],
         gemm_bound: false,
+        holdfast: None,
     };
     let run = peers::measure(venv, &request)?;
     let numpy = run.numpy_medians().cloned().unwrap_or_default();

@@ -26,6 +26,7 @@ mod machine;
 mod memory;
 mod peers;
 mod quimb;
+mod scaling;
 mod targets;
 mod venv;
 mod versus;
@@ -157,6 +158,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
     let instances = std::env::var_os("HOLDFAST_EINSUM_INSTANCES")
         .map_or_else(|| root.join("../shared/einsum-instances"), PathBuf::from);
     let venv = target_dir().join("peers-venv");
+    let holdfast = target_dir().join("release/holdfast");
     let peers_run = if options.no_instances || options.no_numpy {
         None
     } else {
@@ -167,6 +169,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
             dtype: "float64",
             peers: &peers::PEERS,
             gemm_bound: true,
+            holdfast: Some(&holdfast),
         };
         match peers::measure(&venv, &request) {
             Ok(run) => Some(run),
@@ -175,6 +178,20 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
                 None
             }
         }
+    };
+
+    // Two threads against one on the four largest instances, in turn (`scaling`).
+    let scaling_run = match &peers_run {
+        Some(run) if !options.no_instances => {
+            match scaling::measure(&holdfast, &instances, &versus::largest(run, 4)) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    eprintln!("bench-report: 2 threads vs 1 not measured in turn: {e}");
+                    None
+                }
+            }
+        }
+        _ => None,
     };
 
     let complex_run = if options.no_instances || options.no_numpy {
@@ -194,7 +211,6 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
     let memory_rows = if options.no_instances || options.no_numpy || options.quick {
         None
     } else {
-        let holdfast = target_dir().join("release/holdfast");
         match memory::measure(&holdfast, &venv.join("bin/python"), &instances) {
             Ok(rows) => Some(rows),
             Err(e) => {
@@ -207,7 +223,6 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
     let dmrg = if options.no_quimb {
         None
     } else {
-        let holdfast = target_dir().join("release/holdfast");
         match quimb::measure(&target_dir().join("quimb-venv"), &holdfast, options.quick) {
             Ok(run) => Some(run),
             Err(e) => {
@@ -233,7 +248,12 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
     verdicts.extend(einsum_verdicts);
     let versus_rows =
         peers_run.as_ref().map(|p| versus::rows(bench_doc.as_ref(), p)).unwrap_or_default();
-    verdicts.extend(versus::verdicts(&versus_rows, peers_run.as_ref(), &medians));
+    verdicts.extend(versus::verdicts(
+        &versus_rows,
+        peers_run.as_ref(),
+        &medians,
+        scaling_run.as_deref(),
+    ));
     let versus_section = versus::table(&versus_rows, peers_run.as_ref(), &medians);
     verdicts.extend(memory::verdicts(memory_rows.as_deref()));
     let memory_section = memory::table(memory_rows.as_deref());

@@ -7,7 +7,9 @@
 //! numpy and opt_einsum are required; when JAX or pytblis cannot be installed or imported, their
 //! columns say so and the report goes on. The script runs pinned to CPU 0, every library at one
 //! thread, the peers taking turns instance by instance, on the operands `holdfast bench` draws
-//! (so each peer's result is checked against holdfast's by its sum and sum of squares). The OpenBLAS
+//! (so each peer's result is checked against holdfast's by its sum and sum of squares). When asked,
+//! holdfast takes its turn on each instance too (`holdfast einsum` at one thread, after the
+//! peers), so that the ratios divide medians measured side by side. The OpenBLAS
 //! core-type overrides some machines set for old OpenBLAS builds are removed for this command
 //! alone: they slow a current numpy down.
 
@@ -52,6 +54,9 @@ pub(crate) struct PeersRun {
     pub(crate) gemm_flops: BTreeMap<String, f64>,
     /// OpenBLAS's single-thread DGEMM rate at 2048³ (GFLOP/s), when asked for.
     pub(crate) openblas_gflops: Option<f64>,
+    /// holdfast's median milliseconds per instance name, from its turns beside the peers (empty
+    /// when it was not asked to take them).
+    pub(crate) holdfast_ms: BTreeMap<String, f64>,
 }
 
 impl PeersRun {
@@ -82,6 +87,8 @@ pub(crate) struct Request<'a> {
     pub(crate) peers: &'a [&'a str],
     /// Also time OpenBLAS's DGEMM at 2048³.
     pub(crate) gemm_bound: bool,
+    /// The `holdfast` program, to take its turn on each instance after the peers.
+    pub(crate) holdfast: Option<&'a Path>,
 }
 
 /// Installs the peers into `venv` when needed and runs the script as `request` says.
@@ -102,6 +109,9 @@ pub(crate) fn measure(venv: &Path, request: &Request<'_>) -> Result<PeersRun, Dy
     }
     if request.gemm_bound {
         cmd.arg("--gemm-bound");
+    }
+    if let Some(holdfast) = request.holdfast {
+        cmd.arg("--holdfast").arg(holdfast);
     }
     let out = cmd
         .env_remove("OPENBLAS_CORETYPE")
@@ -127,6 +137,7 @@ fn parse(text: &str) -> Result<PeersRun, DynError> {
     let mut run = PeersRun {
         gemm_flops: numbers(&doc["gemm_flops"]),
         openblas_gflops: doc["openblas_dgemm_gflops"].as_f64(),
+        holdfast_ms: numbers(&doc["holdfast"]["medians_ms"]),
         ..PeersRun::default()
     };
     for (name, p) in peers {
@@ -167,7 +178,8 @@ mod tests {
                 "peers": {"numpy": {"medians_ms": {"a": 1.5, "b": 2}, "runs": {},
                                     "digests": {"a": [3.0, 4.5]}, "errors": {"c": "MemoryError"}},
                           "jax": {"unavailable": "ModuleNotFoundError: jax"}},
-                "gemm_flops": {"a": 1e9}, "openblas_dgemm_gflops": 30.5}"#,
+                "gemm_flops": {"a": 1e9}, "openblas_dgemm_gflops": 30.5,
+                "holdfast": {"medians_ms": {"a": 0.5}, "runs": {"a": 9}, "errors": {}}}"#,
         )
         .unwrap();
         let numpy = &run.peers["numpy"];
@@ -178,6 +190,8 @@ mod tests {
         assert!(run.peers["jax"].unavailable.is_some() && run.peers["jax"].version.is_none());
         assert_eq!(run.gemm_flops.get("a"), Some(&1e9));
         assert_eq!(run.openblas_gflops, Some(30.5));
+        assert_eq!(run.holdfast_ms.get("a"), Some(&0.5));
+        assert!(!run.peers.contains_key("holdfast"));
         assert_eq!(run.versions(), "numpy 2.4.6, opt_einsum 3.4.0");
         assert!(parse("not json").is_err());
         assert!(parse(r#"{"versions": {}}"#).is_err());

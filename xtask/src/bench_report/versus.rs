@@ -1,5 +1,5 @@
-//! The einsum instances against the best peer (SPEC N1-N3): per instance holdfast's held median
-//! at one thread beside numpy's, JAX's and TBLIS's from the same run, the best of them and the
+//! The einsum instances against the best peer (SPEC N1-N3): per instance holdfast's median at one
+//! thread, from its turn beside the peers, and numpy's, JAX's and TBLIS's, the best of them and the
 //! ratio, whether each peer's result agrees with holdfast's, the path's GEMM flops, its GEMM-bound
 //! time at the faster of faer's and OpenBLAS's single-thread DGEMM rates, and holdfast's
 //! efficiency against that bound; then the targets of the performance issue.
@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::criterion::Medians;
 use super::peers::{PEERS, PeersRun};
+use super::scaling::Scaling;
 use super::targets::Verdict;
 
 /// The criterion id of faer's single-thread DGEMM at 2048³ (`kernels_matmul`).
@@ -25,8 +26,11 @@ const AGREE: f64 = 1e-6;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Row {
     pub(crate) name: String,
-    /// holdfast's held warm median at one thread, ms.
+    /// holdfast's median at one thread, ms: from its turn beside the peers, else (when it took
+    /// none) the held warm median of `holdfast bench`.
     pub(crate) holdfast_ms: Option<f64>,
+    /// The held warm median of `holdfast bench` at one thread, ms.
+    pub(crate) campaign_ms: Option<f64>,
     /// The same at every CPU, ms.
     pub(crate) holdfast_all_ms: Option<f64>,
     /// Per peer ([`PEERS`] order): its median, ms.
@@ -90,7 +94,8 @@ pub(crate) fn rows(bench: Option<&Value>, peers: &PeersRun) -> Vec<Row> {
                 .and_then(|c| Some([c["result_sum"].as_f64()?, c["result_sum_squares"].as_f64()?]));
             let mut row = Row {
                 name: name.clone(),
-                holdfast_ms: ms(one),
+                holdfast_ms: peers.holdfast_ms.get(name).copied().or(ms(one)),
+                campaign_ms: ms(one),
                 holdfast_all_ms: ms(all),
                 gemm_flops: Some(flops),
                 ..Row::default()
@@ -149,9 +154,13 @@ pub(crate) fn table(rows: &[Row], peers: Option<&PeersRun>, medians: &Medians) -
         "One thread each, pinned to CPU 0, float64 operands `holdfast bench` draws (SplitMix64, \
          seed 0), the instance's `opt_flops` path; each peer runs an instance once untimed (JAX: \
          its compilation), then the median of the runs that fit six seconds, the peers taking \
-         turns instance by instance (`scripts/einsum_peers.py`). holdfast: the held warm median at \
-         one thread from `holdfast bench` below. Peers: {}. A peer's result agrees when its sum \
-         and sum of squares are within {AGREE:e} of holdfast's (relative).\n",
+         turns instance by instance (`scripts/einsum_peers.py`). holdfast: its own turn after the \
+         peers on each instance, `holdfast einsum --threads 1` pinned to CPU 0 (one held session, \
+         the median of its runs over about the same budget, the first of them cold); beside it \
+         the held warm median of `holdfast bench` below, measured earlier in this run. The ratio \
+         and the efficiency use the turn's median. Peers: {}. A peer's result agrees when its sum \
+         and sum of squares are within {AGREE:e} of holdfast's (`holdfast bench`'s result, \
+         relative).\n",
         peers.versions()
     );
     for (name, p) in &peers.peers {
@@ -174,9 +183,9 @@ pub(crate) fn table(rows: &[Row], peers: Option<&PeersRun>, medians: &Medians) -
     );
     let _ = writeln!(
         s,
-        "| instance | holdfast ms | numpy ms | JAX ms | TBLIS ms | best peer | best / holdfast | \
-         results agree | GEMM GFLOP | GEMM-bound ms | efficiency |\n\
-         |---|---:|---:|---:|---:|---|---:|---|---:|---:|---:|"
+        "| instance | holdfast ms | holdfast bench ms | numpy ms | JAX ms | TBLIS ms | best peer | \
+         best / holdfast | results agree | GEMM GFLOP | GEMM-bound ms | efficiency |\n\
+         |---|---:|---:|---:|---:|---:|---|---:|---|---:|---:|---:|"
     );
     for r in rows {
         let agree: Vec<String> = PEERS
@@ -187,9 +196,10 @@ pub(crate) fn table(rows: &[Row], peers: Option<&PeersRun>, medians: &Medians) -
         let bound = rate.and_then(|(_, g)| r.bound_ms(g));
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.name,
             ms(r.holdfast_ms),
+            ms(r.campaign_ms),
             ms(r.peer_ms[0]),
             ms(r.peer_ms[1]),
             ms(r.peer_ms[2]),
@@ -211,8 +221,21 @@ fn verdict(what: String, measured: String, target: &str, met: Option<bool>) -> V
     Verdict { issue: "peers".to_owned(), what, measured, target: target.to_owned(), met }
 }
 
-/// The targets of the performance issue that this section measures.
-pub(crate) fn verdicts(rows: &[Row], peers: Option<&PeersRun>, medians: &Medians) -> Vec<Verdict> {
+/// The `count` instances with the most GEMM flops, most first.
+pub(crate) fn largest(peers: &PeersRun, count: usize) -> Vec<String> {
+    let mut by_flops: Vec<(&String, f64)> = peers.gemm_flops.iter().map(|(n, &f)| (n, f)).collect();
+    by_flops.sort_by(|a, b| b.1.total_cmp(&a.1));
+    by_flops.into_iter().take(count).map(|(n, _)| n.clone()).collect()
+}
+
+/// The targets of the performance issue that this section measures. Two threads against one
+/// read `scaling` (rounds in turn) when it was measured, else the campaign's two settings.
+pub(crate) fn verdicts(
+    rows: &[Row],
+    peers: Option<&PeersRun>,
+    medians: &Medians,
+    scaling: Option<&[Scaling]>,
+) -> Vec<Verdict> {
     let all_peers = peers.is_some_and(|p| {
         PEERS.iter().all(|n| p.peers.get(*n).is_some_and(|r| r.unavailable.is_none()))
     });
@@ -281,32 +304,47 @@ pub(crate) fn verdicts(rows: &[Row], peers: Option<&PeersRun>, medians: &Medians
             eff.map(|(b, h)| b / h >= 0.8),
         ));
     }
-    let mut largest: Vec<&Row> = rows.iter().filter(|r| r.gemm_flops.is_some()).collect();
-    largest.sort_by(|a, b| b.gemm_flops.unwrap_or(0.0).total_cmp(&a.gemm_flops.unwrap_or(0.0)));
-    largest.truncate(4);
-    let scaling: Vec<(String, Option<f64>)> = largest
-        .iter()
-        .map(|r| {
-            let x = r.holdfast_ms.zip(r.holdfast_all_ms).map(|(one, all)| one / all);
-            (r.name.clone(), x)
-        })
-        .collect();
-    let measured = scaling.len() == 4 && scaling.iter().all(|(_, x)| x.is_some());
-    v.push(verdict(
-        "2 threads vs 1 on the four largest instances (by GEMM flops)".to_owned(),
-        if scaling.is_empty() {
+    v.push(two_threads(rows, scaling));
+    v
+}
+
+/// "2 threads vs 1 on the four largest instances": from the rounds in turn when they ran (each
+/// instance's median ratio, then every round's), else from the campaign's two settings.
+fn two_threads(rows: &[Row], scaling: Option<&[Scaling]>) -> Verdict {
+    let what = "2 threads vs 1 on the four largest instances (by GEMM flops)".to_owned();
+    let (described, ratios): (Vec<String>, Vec<Option<f64>>) = match scaling {
+        Some(s) => s.iter().map(|x| (format!("{} {}", x.name, x.describe()), x.median())).unzip(),
+        None => {
+            let mut largest: Vec<&Row> = rows.iter().filter(|r| r.gemm_flops.is_some()).collect();
+            largest.sort_by(|a, b| {
+                b.gemm_flops.unwrap_or(0.0).total_cmp(&a.gemm_flops.unwrap_or(0.0))
+            });
+            largest.truncate(4);
+            largest
+                .iter()
+                .map(|r| {
+                    let x = r.campaign_ms.zip(r.holdfast_all_ms).map(|(one, all)| one / all);
+                    (format!("{} {}", r.name, x.map_or("-".to_owned(), |x| format!("{x:.2}x"))), x)
+                })
+                .unzip()
+        }
+    };
+    let measured = ratios.len() == 4 && ratios.iter().all(Option::is_some);
+    let how = if scaling.is_some() {
+        format!("median of {} rounds in turn: ", super::scaling::ROUNDS)
+    } else {
+        "campaign settings: ".to_owned()
+    };
+    verdict(
+        what,
+        if described.is_empty() {
             "not measured".to_owned()
         } else {
-            scaling
-                .iter()
-                .map(|(n, x)| format!("{n} {}", x.map_or("-".to_owned(), |x| format!("{x:.2}x"))))
-                .collect::<Vec<_>>()
-                .join("; ")
+            format!("{how}{}", described.join("; "))
         },
         ">= 1.8x each",
-        measured.then(|| scaling.iter().all(|(_, x)| x.is_some_and(|x| x >= 1.8))),
-    ));
-    v
+        measured.then(|| ratios.iter().all(|x| x.is_some_and(|x| x >= 1.8))),
+    )
 }
 
 #[cfg(test)]
@@ -317,7 +355,8 @@ mod tests {
 
     use super::super::criterion::Medians;
     use super::super::peers::{PeerRun, PeersRun};
-    use super::{FAER_2048, rows, verdicts};
+    use super::super::scaling::Scaling;
+    use super::{FAER_2048, largest, rows, verdicts};
 
     fn peer(ms: f64, digest: [f64; 2]) -> PeerRun {
         PeerRun {
@@ -343,16 +382,17 @@ mod tests {
             ]),
             gemm_flops: BTreeMap::from([("a".to_owned(), 4e7)]),
             openblas_gflops: Some(10.0),
+            holdfast_ms: BTreeMap::new(),
         };
         let r = rows(Some(&bench), &peers);
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].best_peer(), Some(("jax", 3.0)));
-        assert_eq!(r[0].ratio(), Some(1.5));
+        assert_eq!(r[0].ratio(), Some(1.5), "no turn taken: the campaign's median");
         assert_eq!(r[0].agrees, [Some(true), Some(true), Some(false)]);
         assert_eq!(r[0].bound_ms(20.0), Some(2.0));
         let mut medians = Medians::new();
         medians.insert(FAER_2048.to_owned(), 2.0 * 2048f64.powi(3) / 20.0);
-        let v = verdicts(&r, Some(&peers), &medians);
+        let v = verdicts(&r, Some(&peers), &medians, None);
         assert_eq!(v[0].met, Some(true), "{:?}", v[0]);
         assert_eq!(v[1].met, Some(true), "geomean 1.5 over one instance: {:?}", v[1]);
         assert_eq!(v[2].met, Some(false), "tblis disagrees: {:?}", v[2]);
@@ -367,12 +407,53 @@ mod tests {
             peers: BTreeMap::from([("numpy".to_owned(), peer(6.0, [1.0, 1.0]))]),
             gemm_flops: BTreeMap::from([("a".to_owned(), 1.0)]),
             openblas_gflops: None,
+            holdfast_ms: BTreeMap::new(),
         };
         let bench = json!({"settings": [{"threads": 1, "cases": [
             {"name": "einsum/a", "ways": {"held": {"warm_median_ns": 1e6}}}]}]});
-        let v = verdicts(&rows(Some(&bench), &peers), Some(&peers), &Medians::new());
+        let v = verdicts(&rows(Some(&bench), &peers), Some(&peers), &Medians::new(), None);
         assert_eq!(v[0].met, None, "{:?}", v[0]);
         assert_eq!(v[1].met, None, "{:?}", v[1]);
-        assert!(verdicts(&[], None, &Medians::new()).iter().all(|v| v.met.is_none()));
+        assert!(verdicts(&[], None, &Medians::new(), None).iter().all(|v| v.met.is_none()));
+    }
+
+    #[test]
+    fn the_turn_beside_the_peers_and_the_rounds_in_turn_decide() {
+        let bench = json!({"settings": [{"threads": 1, "cases": [
+            {"name": "einsum/a", "ways": {"held": {"warm_median_ns": 4e6}}}]}]});
+        let names = ["a", "b", "c", "d", "e"];
+        let peers = PeersRun {
+            peers: BTreeMap::from([
+                ("numpy".to_owned(), peer(6.0, [1.0, 1.0])),
+                ("jax".to_owned(), peer(3.0, [1.0, 1.0])),
+                ("tblis".to_owned(), peer(4.0, [1.0, 1.0])),
+            ]),
+            gemm_flops: names
+                .iter()
+                .zip(1..)
+                .map(|(n, f)| ((*n).to_owned(), f64::from(f)))
+                .collect(),
+            openblas_gflops: None,
+            holdfast_ms: BTreeMap::from([("a".to_owned(), 2.0)]),
+        };
+        let r = rows(Some(&bench), &peers);
+        // The turn's 2 ms, not the campaign's 4 ms.
+        assert_eq!(
+            (r[0].holdfast_ms, r[0].campaign_ms, r[0].ratio()),
+            (Some(2.0), Some(4.0), Some(1.5))
+        );
+        assert_eq!(largest(&peers, 4), vec!["e", "d", "c", "b"]);
+        let round = |one: f64| Scaling { name: "x".into(), rounds: vec![(one, 1.0); 3] };
+        let fast: Vec<Scaling> = (0..4).map(|_| round(1.9)).collect();
+        let v = verdicts(&r, Some(&peers), &Medians::new(), Some(&fast));
+        let two = v.last().unwrap();
+        assert_eq!(two.met, Some(true), "{two:?}");
+        assert!(two.measured.starts_with("median of 3 rounds in turn: x 1.90x"), "{two:?}");
+        let mut slow = fast.clone();
+        slow[2] = round(1.7);
+        let v = verdicts(&r, Some(&peers), &Medians::new(), Some(&slow[..]));
+        assert_eq!(v.last().unwrap().met, Some(false));
+        let v = verdicts(&r, Some(&peers), &Medians::new(), Some(&slow[..3]));
+        assert_eq!(v.last().unwrap().met, None, "three instances are not four");
     }
 }
