@@ -1,8 +1,8 @@
 //! The fixed cost of a warm held operation in instructions (SPEC N3), for callgrind: a loop of
-//! one case, held (`add`, `mm2`, `mm4`, `ein`: the session's `add` of two 2-element tensors,
-//! `matmul` of 2×2 or 4×4 f64 matrices, `einsum("ij,jk->ik")` on 4×4) or its kernel into a
-//! preallocated buffer (`kadd`, `kmm2`, `kmm4`, `kein`), as the `fixed_cost` criterion bench
-//! pairs them.
+//! one case, held (`add`, `mm2`, `mm4`, `mm2c`, `mm4c`, `ein`: the session's `add` of two
+//! 2-element tensors, `matmul` of 2×2 or 4×4 f64 (or c64, `c`) matrices, `einsum("ij,jk->ik")` on
+//! 4×4) or its kernel into a preallocated buffer (`kadd`, `kmm2`, `kmm4`, `kmm2c`, `kmm4c`,
+//! `kein`), as the `fixed_cost` criterion bench pairs them.
 //!
 //! ```text
 //! cargo build --profile bench -p holdfast-session --example profile_fixed_cost
@@ -19,10 +19,15 @@ use std::hint::black_box;
 
 use holdfast_kernels::Par;
 use holdfast_kernels::matmul::MatmulPlan;
-use holdfast_session::{CpuBackend, Tensor};
+use holdfast_session::{CpuBackend, Tensor, c64};
 
 fn square(n: usize, shift: f64) -> Tensor<f64> {
     Tensor::from_vec([n, n], (0..n * n).map(|i| f64::from(i as u32) + shift).collect()).unwrap()
+}
+
+fn square_c(n: usize, shift: f64) -> Tensor<c64> {
+    let at = |i: usize| f64::from(i as u32) + shift;
+    Tensor::from_vec([n, n], (0..n * n).map(|i| c64::new(at(i), 1.0 - at(i))).collect()).unwrap()
 }
 
 fn main() {
@@ -36,6 +41,10 @@ fn main() {
     let (mut out2, mut out4) = (Tensor::<f64>::zeros([2, 2]), Tensor::<f64>::zeros([4, 4]));
     let plan2 = MatmulPlan::new(a2.layout(), b2.layout()).unwrap();
     let plan4 = MatmulPlan::new(a4.layout(), b4.layout()).unwrap();
+    let (c2, d2, c4, d4) = (square_c(2, 0.0), square_c(2, 1.0), square_c(4, 0.0), square_c(4, 1.0));
+    let (mut outc2, mut outc4) = (Tensor::<c64>::zeros([2, 2]), Tensor::<c64>::zeros([4, 4]));
+    let planc2 = MatmulPlan::new(c2.layout(), d2.layout()).unwrap();
+    let planc4 = MatmulPlan::new(c4.layout(), d4.layout()).unwrap();
     let mut sum = [0.0f64; 2];
     for _ in 0..iters {
         match case.as_str() {
@@ -50,6 +59,26 @@ fn main() {
                     .unwrap();
                 black_box(&out2);
             }
+            "kmm2c" => {
+                planc2
+                    .execute_into(&black_box(&c2).read(), &d2.read(), &mut outc2, Par::Seq)
+                    .unwrap();
+                black_box(&outc2);
+            }
+            "kmm4c" => {
+                planc4
+                    .execute_into(&black_box(&c4).read(), &d4.read(), &mut outc4, Par::Seq)
+                    .unwrap();
+                black_box(&outc4);
+            }
+            "mm2c" | "mm4c" => session.with_session(|v| {
+                let c = if case == "mm2c" {
+                    v.matmul(black_box(&c2).read(), d2.read())
+                } else {
+                    v.matmul(black_box(&c4).read(), d4.read())
+                };
+                v.recycle(black_box(c.unwrap()));
+            }),
             "kmm4" | "kein" => {
                 plan4
                     .execute_into(&black_box(&a4).read(), &b4.read(), &mut out4, Par::Seq)
