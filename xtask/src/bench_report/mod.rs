@@ -244,6 +244,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
     let (einsum_rows, einsum_verdicts) = targets::einsum_verdicts(
         bench_doc.as_ref(),
         peers_run.as_ref().and_then(peers::PeersRun::numpy_medians),
+        peers_run.as_ref().map(|p| &p.holdfast_ms),
     );
     verdicts.extend(einsum_verdicts);
     let versus_rows =
@@ -380,7 +381,9 @@ fn render(r: &Render<'_>) -> String {
          run by this command after the campaign, one BLAS thread, the same path and float64 \
          operands of a fixed seed, one untimed run then the median of the runs that fit six \
          seconds (`scripts/einsum_peers.py`, its numpy column). holdfast: the held session's warm \
-         median at one thread from `holdfast bench` below (the same operands).\n",
+         median at one thread from `holdfast bench` below (the same operands), which the quoted \
+         medians divide; and its turn after the peers on each instance (`holdfast einsum \
+         --threads 1`, see the next section), which numpy's median of this run divides.\n",
         r.numpy_versions.map_or_else(
             || "numpy was not measured in this run".to_owned(),
             |v| format!("{v} in a venv this command installs (`target/peers-venv`),")
@@ -388,8 +391,9 @@ fn render(r: &Render<'_>) -> String {
     );
     let _ = writeln!(
         s,
-        "| instance | numpy quoted ms | numpy now ms | holdfast ms | vs quoted | vs now |\n\
-         |---|---:|---:|---:|---:|---:|"
+        "| instance | numpy quoted ms | numpy now ms | holdfast ms | holdfast in turn ms | \
+         vs quoted | vs now |\n\
+         |---|---:|---:|---:|---:|---:|---:|"
     );
     let fmt = |x: Option<f64>, suffix: &str| {
         x.map_or_else(|| "-".to_owned(), |v| format!("{v:.2}{suffix}"))
@@ -397,11 +401,12 @@ fn render(r: &Render<'_>) -> String {
     for row in r.einsum {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} |",
             row.name,
             row.numpy_ms,
             fmt(row.numpy_now_ms, ""),
             row.held_ms.map_or_else(|| "-".to_owned(), |h| format!("{h:.3}")),
+            row.turn_ms.map_or_else(|| "-".to_owned(), |h| format!("{h:.3}")),
             fmt(row.speedup(), "x"),
             fmt(row.speedup_now(), "x"),
         );

@@ -60,11 +60,13 @@ impl SizedLayout {
     #[inline]
     fn copy(&self) -> Layout {
         if self.inline {
-            // SAFETY: `inline` says neither axis list has spilled (invariant), so the layout
-            // owns no heap memory: its axes sit in `SmallVec`'s inline buffers, and `usize` is
-            // `Copy`. The bitwise copy is then a second value that shares nothing with the
-            // first; dropping both frees nothing twice (an inline `SmallVec` drops its
-            // elements in place, and `usize` has no drop).
+            // SAFETY:
+            // - The source is valid, aligned and initialised: it is a reference to a field.
+            // - The copy owns nothing its source owns: `inline` says neither axis list has
+            //   spilled (invariant, and the layout never changes), so the axes sit in
+            //   `SmallVec`'s inline buffers, and `Layout`'s other field is `offset: usize`.
+            //   Both values are dropped; an inline `SmallVec` of `usize` frees nothing, so
+            //   nothing is freed twice.
             unsafe { std::ptr::read(&self.layout) }
         } else {
             self.layout.clone()

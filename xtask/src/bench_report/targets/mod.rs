@@ -336,7 +336,10 @@ pub(crate) struct EinsumRow {
     pub(crate) numpy_ms: f64,
     /// numpy measured in this run, beside the campaign (`None`: not measured).
     pub(crate) numpy_now_ms: Option<f64>,
+    /// The held warm median of `holdfast bench` at one thread.
     pub(crate) held_ms: Option<f64>,
+    /// holdfast's median from its turn beside the peers (`None`: it took none).
+    pub(crate) turn_ms: Option<f64>,
 }
 
 impl EinsumRow {
@@ -345,10 +348,11 @@ impl EinsumRow {
         self.held_ms.filter(|&h| h > 0.0).map(|h| self.numpy_ms / h)
     }
 
-    /// numpy's time in this run over ours.
+    /// numpy's time in this run over ours: over holdfast's turn beside numpy when it took one
+    /// (medians seconds apart), else over the campaign's.
     pub(crate) fn speedup_now(&self) -> Option<f64> {
-        let held = self.held_ms.filter(|&h| h > 0.0)?;
-        self.numpy_now_ms.map(|n| n / held)
+        let ours = self.turn_ms.or(self.held_ms).filter(|&h| h > 0.0)?;
+        self.numpy_now_ms.map(|n| n / ours)
     }
 }
 
@@ -398,6 +402,7 @@ fn einsum_pair(
 pub(crate) fn einsum_verdicts(
     bench: Option<&Value>,
     numpy_now: Option<&BTreeMap<String, f64>>,
+    turn: Option<&BTreeMap<String, f64>>,
 ) -> (Vec<EinsumRow>, Vec<Verdict>) {
     let rows: Vec<EinsumRow> = numpy_quoted()
         .into_iter()
@@ -405,6 +410,7 @@ pub(crate) fn einsum_verdicts(
             numpy_ms,
             numpy_now_ms: numpy_now.and_then(|m| m.get(&name).copied()),
             held_ms: bench.and_then(|b| held_one_thread_ns(b, &name)).map(|ns| ns / 1e6),
+            turn_ms: turn.and_then(|m| m.get(&name).copied()),
             name,
         })
         .collect();
