@@ -181,18 +181,11 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
     };
 
     // Two threads against one on the four largest instances, in turn (`scaling`).
-    let scaling_run = match &peers_run {
-        Some(run) if !options.no_instances => {
-            match scaling::measure(&holdfast, &instances, &versus::largest(run, 4)) {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    eprintln!("bench-report: 2 threads vs 1 not measured in turn: {e}");
-                    None
-                }
-            }
-        }
-        _ => None,
-    };
+    let scaling_run = peers_run.as_ref().and_then(|run| {
+        scaling::measure(&holdfast, &instances, &versus::largest(run, 4))
+            .map_err(|e| eprintln!("bench-report: 2 threads vs 1 not measured in turn: {e}"))
+            .ok()
+    });
 
     let complex_run = if options.no_instances || options.no_numpy {
         None
