@@ -10,8 +10,9 @@
 //! | [`memory`] | the resident peak of `holdfast einsum` against numpy's, per instance |
 //! | [`complex`] | complex128 einsum on three instances against numpy, in the same run |
 //! | [`criterion`] | criterion's medians, only those written by this run |
-//! | [`peers`] | numpy, JAX and TBLIS measured in the same run, in a venv this command installs |
+//! | [`peers`] | numpy, JAX and TBLIS measured in the same run, in a venv this command installs, with holdfast's turn beside them |
 //! | [`quimb`] | `holdfast dmrg` against quimb's `DMRG2`, side by side, in a venv this command installs |
+//! | [`scaling`] | two threads against one on the four largest instances, rounds in turn |
 //! | [`targets`] | the targets and their verdicts |
 //! | [`venv`] | the peers' Python environments, installed by this command |
 //! | [`versus`] | the einsum instances against the best peer, the GEMM bound, and their targets |
