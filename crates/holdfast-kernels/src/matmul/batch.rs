@@ -139,6 +139,16 @@ impl PreparedGemm {
                 Kernel::Faer { views, nano } => views.run(c, a, b, nano.as_ref(), accum, par),
             }
         };
+        // Items `0..count` of `region` (item `i` at `i * sc`), one rayon task per group of `per`
+        // items, each item at `item_par`. Only for items that write disjoint blocks of C.
+        let groups = |region: &mut [T], count: usize, per: usize, item_par: Par| {
+            region.par_chunks_mut(per * spec.sc).enumerate().for_each(|(g, chunk)| {
+                let first = g * per;
+                for i in first..(first + per).min(count) {
+                    item(MatMut::new(chunk, (i - first) * spec.sc), i, item_par);
+                }
+            });
+        };
         let threads = par.threads();
         let disjoint = spec.sc >= spec.c.extent() && spec.sc > 0;
         let uneven = threads > 1 && spec.batch > threads && !spec.batch.is_multiple_of(threads);
@@ -153,14 +163,9 @@ impl PreparedGemm {
             // item cut into blocks over all of them (`split`). Grouped by whole items, 3 items
             // over 2 threads would take 2 items' time.
             let even = spec.batch - spec.batch % threads;
-            let per = even / threads;
             let region = &mut c.data[c.at..];
             let (head, tail) = region.split_at_mut((even * spec.sc).min(region.len()));
-            head.par_chunks_mut(per * spec.sc).enumerate().for_each(|(g, chunk)| {
-                for i in g * per..(g + 1) * per {
-                    item(MatMut::new(chunk, (i - g * per) * spec.sc), i, Par::Seq);
-                }
-            });
+            groups(head, even, even / threads, Par::Seq);
             for i in even..spec.batch {
                 item(MatMut::new(tail, (i - even) * spec.sc), i, item_par);
             }
@@ -170,13 +175,7 @@ impl PreparedGemm {
             // Items write disjoint blocks of C: one rayon task per group of items.
             let per = spec.batch.div_ceil(threads * 2).max(1);
             let per_item_par = if spec.batch >= threads { Par::Seq } else { par };
-            let region = &mut c.data[c.at..];
-            region.par_chunks_mut(per * spec.sc).enumerate().for_each(|(g, chunk)| {
-                let first = g * per;
-                for i in first..(first + per).min(spec.batch) {
-                    item(MatMut::new(chunk, (i - first) * spec.sc), i, per_item_par);
-                }
-            });
+            groups(&mut c.data[c.at..], spec.batch, per, per_item_par);
         } else {
             for i in 0..spec.batch {
                 item(c.shifted(i * spec.sc), i, par);
