@@ -165,6 +165,60 @@ impl EinsumPlan {
         alloc: &mut A,
         par: Par,
     ) -> Result<Tensor<T>, KernelError> {
+        self.execute_as(operands, alloc, par)
+    }
+
+    /// [`execute`](Self::execute), its error converted to the caller's type `E` where it
+    /// arises. A plan of one product then writes its tensor straight into the caller's result:
+    /// a kernel error mapped afterwards would copy the tensor from one result type to the other,
+    /// which for a small product costs as much as the product.
+    ///
+    /// # Errors
+    ///
+    /// As [`execute`](Self::execute), converted with `E::from`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_kernels::einsum::EinsumPlan;
+    /// use holdfast_kernels::{HeapAlloc, KernelError, Par};
+    /// use holdfast_tensor::Tensor;
+    ///
+    /// #[derive(Debug)]
+    /// struct MyError(KernelError);
+    /// impl From<KernelError> for MyError {
+    ///     fn from(e: KernelError) -> Self {
+    ///         MyError(e)
+    ///     }
+    /// }
+    ///
+    /// let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0])?;
+    /// let ops = [a.read(), a.read()];
+    /// let plan = EinsumPlan::prepare("ij,jk->ik", &ops, None)?;
+    /// let c: Result<Tensor<f64>, MyError> = plan.execute_as(&ops, &mut HeapAlloc, Par::Seq);
+    /// assert_eq!(c.map_err(|e| e.0)?.as_slice(), &[7.0, 10.0, 15.0, 22.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn execute_as<E: From<KernelError>, T: Element, A: KernelAlloc + ?Sized>(
+        &self,
+        operands: &[TensorRead<'_, T>],
+        alloc: &mut A,
+        par: Par,
+    ) -> Result<Tensor<T>, E> {
+        self.check_operands(operands)?;
+        let par = par.for_size(Family::Contraction, self.flops);
+        match self.single_product() {
+            Some((step, gemm)) => self.execute_single_product(step, gemm, operands, alloc, par),
+            None => self.execute_steps(operands, alloc, par).map_err(E::from),
+        }
+    }
+
+    /// That `operands` have the element type, count, shapes and strides the plan was made for.
+    fn check_operands<T: Element>(
+        &self,
+        operands: &[TensorRead<'_, T>],
+    ) -> Result<(), KernelError> {
         if T::DTYPE != self.dtype {
             return Err(KernelError::PlanMismatch { reason: "element type" });
         }
@@ -176,10 +230,19 @@ impl EinsumPlan {
                 return Err(KernelError::PlanMismatch { reason: "operand shape or strides" });
             }
         }
-        let par = par.for_size(Family::Contraction, self.flops);
-        if let Some((step, gemm)) = self.single_product() {
-            return self.execute_single_product(step, gemm, operands, alloc, par);
-        }
+        Ok(())
+    }
+
+    /// [`execute`](Self::execute)'s general path, on checked operands: every step in order
+    /// through the list of buffers, then the finish. Out of line: a single product's path
+    /// stays small.
+    #[inline(never)]
+    fn execute_steps<T: Element, A: KernelAlloc + ?Sized>(
+        &self,
+        operands: &[TensorRead<'_, T>],
+        alloc: &mut A,
+        par: Par,
+    ) -> Result<Tensor<T>, KernelError> {
         let mut list: Buffers<'_, T> =
             operands.iter().map(|o| Buffer::Input(o.storage(), o.offset())).collect();
         for step in &self.steps {
@@ -275,14 +338,15 @@ impl EinsumPlan {
 
     /// [`execute`](Self::execute) for a plan [`single_product`](Self::single_product) accepts:
     /// the same product on the same operands, into one buffer from `alloc`.
-    fn execute_single_product<T: Element, A: KernelAlloc + ?Sized>(
+    #[inline]
+    fn execute_single_product<E: From<KernelError>, T: Element, A: KernelAlloc + ?Sized>(
         &self,
         step: &Step,
         g: &GemmCore,
         operands: &[TensorRead<'_, T>],
         alloc: &mut A,
         par: Par,
-    ) -> Result<Tensor<T>, KernelError> {
+    ) -> Result<Tensor<T>, E> {
         let missing = || KernelError::PlanMismatch { reason: "operand count" };
         let (a, b) =
             (operands.get(step.i).ok_or_else(missing)?, operands.get(step.j).ok_or_else(missing)?);
@@ -299,6 +363,6 @@ impl EinsumPlan {
                 g.gemm.run(c, a.shifted(pa), b.shifted(pb), accum, par);
             }),
         }
-        Ok(Tensor::from_sized_layout(out, &self.out_layout)?)
+        Ok(Tensor::from_sized_layout(out, &self.out_layout).map_err(KernelError::from)?)
     }
 }

@@ -369,7 +369,7 @@ impl CpuExecSession<'_> {
         self.counters.operations += 1;
         let route = self.entry.route(Family::Contraction, plan.flops(), &mut self.counters.routes);
         let loan = &mut self.loan;
-        route.run(|par| plan.execute(operands, loan, par).map_err(OpError::from))
+        route.run(|par| plan.execute_as(operands, loan, par))
     }
 
     /// A child handle on this session's engine: its scoped entries join this session's owner

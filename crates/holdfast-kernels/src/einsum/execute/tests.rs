@@ -1,6 +1,7 @@
 //! A plan whose only step multiplies the two inputs as they are runs without the general
 //! executor's buffer list, and gives the loops' values: plain, batched, transposed, offset and
-//! accumulating products, and the plans that must not take that path.
+//! accumulating products, and the plans that must not take that path. `execute_as` gives the
+//! same results and errors, converted, on both paths.
 
 use holdfast_tensor::{Element, TensorRead};
 
@@ -83,4 +84,34 @@ fn contracted_loops_add_into_one_output() {
     let plan = EinsumPlan::prepare("pxqz,zqpy->xy", &[a.read(), b.read()], None).unwrap();
     let (_, g) = plan.single_product().unwrap();
     assert!(g.accumulate && g.outer.is_some(), "{:?}", plan.steps);
+}
+
+/// A caller's error type, to see `execute_as` convert a kernel error where it arises.
+#[derive(Debug, PartialEq)]
+struct Wrapped(crate::KernelError);
+
+impl From<crate::KernelError> for Wrapped {
+    fn from(e: crate::KernelError) -> Self {
+        Wrapped(e)
+    }
+}
+
+#[test]
+fn execute_as_gives_execute_s_result_and_converts_its_errors_on_both_paths() {
+    let (a, b) = (real(&[3, 5], 21), real(&[5, 4], 22));
+    let (x, y) = (real(&[3, 4, 2], 23), real(&[4, 5], 24));
+    for (spec, ops, single) in
+        [("ij,jk->ik", [a.read(), b.read()], true), ("ijk,jl->il", [x.read(), y.read()], false)]
+    {
+        let plan = EinsumPlan::prepare(spec, &ops, None).unwrap();
+        assert_eq!(plan.single_product().is_some(), single, "{spec}");
+        let want = plan.execute(&ops, &mut HeapAlloc, Par::Seq).unwrap();
+        let got: Result<_, Wrapped> = plan.execute_as(&ops, &mut HeapAlloc, Par::Seq);
+        assert_eq!(got.unwrap().as_slice(), want.as_slice(), "{spec}");
+        // The operands of the other plan: a mismatch, as `execute` reports it.
+        let other = if single { [x.read(), y.read()] } else { [a.read(), b.read()] };
+        let want = plan.execute(&other, &mut HeapAlloc, Par::Seq).unwrap_err();
+        let got: Result<_, Wrapped> = plan.execute_as(&other, &mut HeapAlloc, Par::Seq);
+        assert_eq!(got.unwrap_err(), Wrapped(want), "{spec}");
+    }
 }
