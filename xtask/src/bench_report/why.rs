@@ -21,22 +21,28 @@ pub(crate) struct Why {
 const WHY: &[Why] = &[
     Why {
         key: "fixed cost of a warm held",
-        page: "2026-12-04-store-forwarding-fixed-cost.md (What remains)",
+        page: "2026-12-04-store-forwarding-fixed-cost.md (What remains) and \
+               2026-12-04-einsum-result-in-place.md",
         finding: "time-sampled with perf: the largest item left is the caller's move of the \
-                  returned 160-byte tensor (about 11 ns of a held 2x2 product's 52 ns, in \
-                  memmove), whose wide loads wait for the operation's last stores to reach the \
-                  cache; the output layout's copy and the pool's pop, which read back stores \
-                  the same way, were made single moves (2x2 product 62 -> 52 ns, add 40 -> 37 \
-                  ns, side by side). The rest is the entry, checks, route, plan lookup and the \
-                  pool's accounting, a few dozen instructions each. Six inline axes do not fit \
-                  a tensor in 128 bytes; `matmul_into` pays none of the move",
+                  returned 160-byte tensor out of its Result (about 11 ns of a held 2x2 \
+                  product's 52 ns, in memmove), whose wide loads wait for the operation's last \
+                  stores to reach the cache. The copies inside the operation that did the same \
+                  were removed: the output layout's copy, the pool's pop (2x2 product 62 -> 52 \
+                  ns, add 40 -> 37), and the einsum's copy between result types (85-89 -> \
+                  76-78 ns), all side by side. A 128-byte tensor (four inline axes) measured \
+                  3-5 ns less but would allocate the layouts of rank-5 and rank-6 tensors. The \
+                  rest is the entry, checks, route, plan lookup and the pool's accounting, a \
+                  few dozen instructions each; `matmul_into` pays none of the move",
     },
     Why {
         key: "GEMM-bound time",
-        page: "2026-12-02-peers.md (The GEMM bound)",
+        page: "2026-12-02-peers.md (The GEMM bound) and \
+               2026-12-04-einsum-result-in-place.md (mera_open against its GEMM bound)",
         finding: "the rest of the time is the operand copies into GEMM layout the campaign counts \
-                  (mera_open about 30 M elements per run) and faer's rate at these shapes below \
-                  its 2048³ rate",
+                  (mera_open about 30 M elements per run; 28-33 ms of its largest step) and its \
+                  last product, which writes the 344 MB output at 100 flops per element: 116 ms \
+                  as a two-operand instance, numpy/OpenBLAS 130 ms, against a bound of 81 ms. \
+                  Warm runs measured 704-717 ms by hand (80% is 729 ms)",
     },
     Why {
         key: "2 threads vs 1",
