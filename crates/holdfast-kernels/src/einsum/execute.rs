@@ -171,7 +171,7 @@ impl EinsumPlan {
     /// [`execute`](Self::execute), its error converted to the caller's type `E` where it
     /// arises. A plan of one product then writes its tensor straight into the caller's result:
     /// a kernel error mapped afterwards would copy the tensor from one result type to the other,
-    /// which for a small product costs as much as the product.
+    /// a move a small product would pay on every call.
     ///
     /// # Errors
     ///

@@ -1,7 +1,7 @@
 //! A plan whose only step multiplies the two inputs as they are runs without the general
 //! executor's buffer list, and gives the loops' values: plain, batched, transposed, offset and
 //! accumulating products, and the plans that must not take that path. `execute_as` gives the
-//! same results and errors, converted, on both paths.
+//! product and the plan's errors, converted to the caller's type, on both paths.
 
 use holdfast_tensor::{Element, TensorRead};
 
@@ -97,7 +97,7 @@ impl From<crate::KernelError> for Wrapped {
 }
 
 #[test]
-fn execute_as_gives_execute_s_result_and_converts_its_errors_on_both_paths() {
+fn execute_as_gives_the_product_and_converts_its_errors_on_both_paths() {
     let (a, b) = (real(&[3, 5], 21), real(&[5, 4], 22));
     let (x, y) = (real(&[3, 4, 2], 23), real(&[4, 5], 24));
     for (spec, ops, single) in
@@ -105,13 +105,23 @@ fn execute_as_gives_execute_s_result_and_converts_its_errors_on_both_paths() {
     {
         let plan = EinsumPlan::prepare(spec, &ops, None).unwrap();
         assert_eq!(plan.single_product().is_some(), single, "{spec}");
-        let want = plan.execute(&ops, &mut HeapAlloc, Par::Seq).unwrap();
         let got: Result<_, Wrapped> = plan.execute_as(&ops, &mut HeapAlloc, Par::Seq);
-        assert_eq!(got.unwrap().as_slice(), want.as_slice(), "{spec}");
-        // The operands of the other plan: a mismatch, as `execute` reports it.
+        let got = got.unwrap_or_else(|e| panic!("{spec}: {e:?}"));
+        let want = reference(spec, &ops[0].to_tensor(), &ops[1].to_tensor());
+        assert_eq!(got.numel(), want.len(), "{spec}");
+        for (g, w) in got.as_slice().iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-12 * (1.0 + w.abs()), "{spec}: {g} against {w}");
+        }
+        // The operands of the other plan: a mismatch, wrapped in the caller's type.
         let other = if single { [x.read(), y.read()] } else { [a.read(), b.read()] };
-        let want = plan.execute(&other, &mut HeapAlloc, Par::Seq).unwrap_err();
         let got: Result<_, Wrapped> = plan.execute_as(&other, &mut HeapAlloc, Par::Seq);
+        let want = crate::KernelError::PlanMismatch { reason: "operand shape or strides" };
+        assert_eq!(got.unwrap_err(), Wrapped(want), "{spec}");
+        // Operands of another element type.
+        let (p, q) = (complex(ops[0].shape(), 25), complex(ops[1].shape(), 26));
+        let got: Result<_, Wrapped> =
+            plan.execute_as(&[p.read(), q.read()], &mut HeapAlloc, Par::Seq);
+        let want = crate::KernelError::PlanMismatch { reason: "element type" };
         assert_eq!(got.unwrap_err(), Wrapped(want), "{spec}");
     }
 }
