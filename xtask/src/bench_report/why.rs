@@ -28,8 +28,10 @@ const WHY: &[Why] = &[
                   product's 52 ns, in memmove), whose wide loads wait for the operation's last \
                   stores to reach the cache. The copies inside the operation that did the same \
                   were removed: the output layout's copy, the pool's pop (2x2 product 62 -> 52 \
-                  ns, add 40 -> 37), and the einsum's copy between result types (85-89 -> \
-                  76-78 ns), all side by side. A 128-byte tensor (four inline axes) measured \
+                  ns, add 40 -> 37), and the einsum's two copies between result types (85-89 -> \
+                  76-78 ns, then 52-54 -> 47-49 ns on a faster machine), all side by side. The \
+                  einsum also checks its operands' axes twice, against the plan's key and in \
+                  the plan's execution (about 2 ns). A 128-byte tensor (four inline axes) measured \
                   3-5 ns less but would allocate the layouts of rank-5 and rank-6 tensors. The \
                   rest is the entry, checks, route, plan lookup and the pool's accounting, a \
                   few dozen instructions each; `matmul_into` pays none of the move",

@@ -363,6 +363,6 @@ impl EinsumPlan {
                 g.gemm.run(c, a.shifted(pa), b.shifted(pb), accum, par);
             }),
         }
-        Ok(Tensor::from_sized_layout(out, &self.out_layout).map_err(KernelError::from)?)
+        Tensor::from_sized_layout_with(out, &self.out_layout, |e| E::from(KernelError::from(e)))
     }
 }

@@ -107,9 +107,44 @@ impl<T: Element> Tensor<T> {
     /// See [`SizedLayout`].
     #[inline]
     pub fn from_sized_layout(data: Vec<T>, layout: &SizedLayout) -> Result<Self, TensorError> {
+        Self::from_sized_layout_with(data, layout, |e| e)
+    }
+
+    /// [`from_sized_layout`](Tensor::from_sized_layout), its error converted by `map_err` where
+    /// it arises, so the tensor is built straight into the caller's result type: converting a
+    /// returned `Result` afterwards would move the tensor from one result to the other.
+    ///
+    /// # Errors
+    ///
+    /// `map_err` of [`TensorError::StridesOutOfBounds`] when `data` is shorter than the layout
+    /// needs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_tensor::{Layout, SizedLayout, Tensor, TensorError};
+    ///
+    /// #[derive(Debug)]
+    /// struct MyError(TensorError);
+    ///
+    /// let sized = SizedLayout::new(Layout::contiguous(&[2, 2])?);
+    /// let t = Tensor::from_sized_layout_with(vec![1.0, 2.0, 3.0, 4.0], &sized, MyError);
+    /// assert_eq!(t.map_err(|e| e.0)?.shape(), &[2, 2]);
+    /// let short = Tensor::from_sized_layout_with(vec![1.0], &sized, MyError);
+    /// assert!(matches!(short, Err(MyError(TensorError::StridesOutOfBounds { .. }))));
+    /// # Ok::<(), TensorError>(())
+    /// ```
+    #[inline]
+    pub fn from_sized_layout_with<E>(
+        data: Vec<T>,
+        layout: &SizedLayout,
+        map_err: impl FnOnce(TensorError) -> E,
+    ) -> Result<Self, E> {
         if data.len() < layout.required {
             // The general check builds the error.
-            layout.layout.check_fits(data.len())?;
+            if let Err(e) = layout.layout.check_fits(data.len()) {
+                return Err(map_err(e));
+            }
         }
         Ok(Tensor::from_checked(data, layout.copy()))
     }
