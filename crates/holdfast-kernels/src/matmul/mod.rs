@@ -342,12 +342,51 @@ impl<T: Element> BoundMatmul<'_, T> {
         alloc: &mut A,
         par: Par,
     ) -> Result<Tensor<T>, KernelError> {
+        self.execute_as(alloc, par)
+    }
+
+    /// [`execute`](Self::execute), its error converted to the caller's type `E` where it
+    /// arises, so the tensor is written once, straight into the caller's result: a result
+    /// converted afterwards would move the tensor from one result type to the other.
+    ///
+    /// # Errors
+    ///
+    /// As [`execute`](Self::execute), converted with `E::from`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_kernels::matmul::MatmulPlan;
+    /// use holdfast_kernels::{HeapAlloc, KernelError, Par};
+    /// use holdfast_tensor::Tensor;
+    ///
+    /// #[derive(Debug)]
+    /// struct MyError(KernelError);
+    /// impl From<KernelError> for MyError {
+    ///     fn from(e: KernelError) -> Self {
+    ///         MyError(e)
+    ///     }
+    /// }
+    ///
+    /// let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0])?;
+    /// let plan = MatmulPlan::new(a.layout(), a.layout())?;
+    /// let (ra, rb) = (a.read(), a.read());
+    /// let c: Result<Tensor<f64>, MyError> = plan.bind(&ra, &rb)?.execute_as(&mut HeapAlloc, Par::Seq);
+    /// assert_eq!(c.map_err(|e| e.0)?.as_slice(), &[7.0, 10.0, 15.0, 22.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn execute_as<E: From<KernelError>, A: KernelAlloc + ?Sized>(
+        &self,
+        alloc: &mut A,
+        par: Par,
+    ) -> Result<Tensor<T>, E> {
         let plan = self.plan;
         // The product goes into the bare buffer (dense, the plan's output layout) and the tensor
         // is built last, straight into the result: no tensor is moved around the kernel call.
         let mut buf = alloc.take::<T>(plan.out_len);
         self.run(&mut buf, 0, par);
-        Tensor::from_sized_layout(buf, &plan.out_layout).map_err(KernelError::from)
+        Tensor::from_sized_layout_with(buf, &plan.out_layout, |e| E::from(KernelError::from(e)))
     }
 
     /// Writes the product into `c` from offset `co`, laid out as the plan's output. Always

@@ -220,7 +220,7 @@ impl CpuExecSession<'_> {
         self.counters.operations += 1;
         let route = self.entry.route(Family::Gemm, plan.flops(), &mut self.counters.routes);
         let loan = &mut self.loan;
-        route.run(|par| plan.execute(loan, par).map_err(OpError::from))
+        route.run(|par| plan.execute_as(loan, par))
     }
 
     /// [`matmul`](Self::matmul) into a caller-owned output of the right shape: no allocation at
