@@ -29,7 +29,8 @@ const WHY: &[Why] = &[
                   stores to reach the cache. The copies inside the operation that did the same \
                   were removed: the output layout's copy, the pool's pop (2x2 product 62 -> 52 \
                   ns, add 40 -> 37), and the einsum's two copies between result types (85-89 -> \
-                  76-78 ns, then 52-54 -> 47-49 ns on a faster machine), all side by side. The \
+                  76-78 ns, then 52-54 -> 47-49 ns on a faster machine) and the held \
+                  product's one (f64 2x2 36-43 -> 33-35 ns), all side by side. The \
                   einsum also checks its operands' axes twice, against the plan's key and in \
                   the plan's execution (about 2 ns). A 128-byte tensor (four inline axes) measured \
                   3-5 ns less but would allocate the layouts of rank-5 and rank-6 tensors. The \

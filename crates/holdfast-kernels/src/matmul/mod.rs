@@ -371,7 +371,8 @@ impl<T: Element> BoundMatmul<'_, T> {
     /// let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0])?;
     /// let plan = MatmulPlan::new(a.layout(), a.layout())?;
     /// let (ra, rb) = (a.read(), a.read());
-    /// let c: Result<Tensor<f64>, MyError> = plan.bind(&ra, &rb)?.execute_as(&mut HeapAlloc, Par::Seq);
+    /// let bound = plan.bind(&ra, &rb)?;
+    /// let c: Result<Tensor<f64>, MyError> = bound.execute_as(&mut HeapAlloc, Par::Seq);
     /// assert_eq!(c.map_err(|e| e.0)?.as_slice(), &[7.0, 10.0, 15.0, 22.0]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

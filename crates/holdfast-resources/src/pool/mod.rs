@@ -4,9 +4,9 @@
 //! # What it owns and keeps
 //!
 //! - One free list per element type (`f32`, `f64`, `c32`, `c64`), sorted by capacity.
-//!   [`KernelAlloc::take`](holdfast_kernels::KernelAlloc::take) serves the **best fit**: the smallest retained buffer whose capacity is at least the
-//!   requested length (and at most a few times it, see below); otherwise it allocates a fresh
-//!   zeroed buffer (a miss).
+//!   [`KernelAlloc::take`](holdfast_kernels::KernelAlloc::take) serves the **best fit**: the
+//!   smallest retained buffer whose capacity is at least the requested length (and at most a
+//!   few times it, see below); otherwise it allocates a fresh zeroed buffer (a miss).
 //! - A **retention limit** in bytes (default [`DEFAULT_RETENTION_LIMIT`], 100 MiB). Invariant:
 //!   the capacity bytes of the retained buffers never exceed it. A returned buffer that would
 //!   break it evicts the **smallest** retained buffers first; when the returned buffer is itself
