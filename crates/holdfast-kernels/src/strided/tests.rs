@@ -113,14 +113,33 @@ fn two_sided_tiles_copy_every_element_once() {
 }
 
 #[test]
+fn tile_columns_extend_the_contiguous_source_run() {
+    // mera_open's step-18 copy, scaled down: the destination's innermost block (the four `n`
+    // axes) and the source's unit-stride axis form a contiguous source run, and each further
+    // `k` axis is strided by exactly that run's length. Taking them as columns makes a tile
+    // read one contiguous source block instead of short runs far apart.
+    // Batched 4×4 transposes: the destination's block is the source's contiguous block, and
+    // the batch axis extends it (one column, where no axis is local).
+    let cases: [(&[usize], &[usize], usize); 2] =
+        [(&[2, 2, 3, 2, 3, 3, 3, 4], &[5, 0, 3, 7, 1, 2, 4, 6], 4), (&[30, 4, 4], &[0, 2, 1], 1)];
+    for (dims, perm, columns) in cases {
+        let (shape, strides) = permuted(dims, perm);
+        let tile = Tile::of::<f64>(&copy_nest_of(&shape, &strides));
+        assert_eq!(tile.map(|t| t.column_axes()), Some(columns), "{shape:?} / {strides:?}");
+        let n: usize = dims.iter().product();
+        let src: Vec<f64> = (0..n + 3).map(|i| i as f64).collect();
+        check_copy(&src, 3, &shape, &strides);
+    }
+}
+
+#[test]
 fn tiles_are_left_to_other_paths_where_they_do_not_help() {
     // A long destination row (a plain transpose), batched 16×16 transposes (one row axis
-    // against one whole unit-stride axis: the panels' case), a destination block that holds
-    // the source's contiguous axis, and a contiguous copy.
+    // against one whole unit-stride axis: the panels' case, though the batch axis extends the
+    // source run), and a contiguous copy.
     for (shape, strides) in [
         (vec![64, 200], vec![1, 64]),
         (vec![20, 16, 16], vec![256, 1, 16]),
-        (vec![30, 4, 4], vec![16, 1, 4]),
         (vec![5, 6, 7], vec![42, 7, 1]),
     ] {
         assert_eq!(Tile::of::<f64>(&copy_nest_of(&shape, &strides)), None, "{shape:?}");

@@ -42,7 +42,9 @@ impl Tile {
     /// it) of elements of `T`, or `None` when a tile would not help: the destination's
     /// innermost axis alone is longer than [`ROWS`] (its runs are whole lines already), or no
     /// axis outside the destination's block is local in the source, that is, more contiguous
-    /// there than the block's own axes or strided by less than a cache line.
+    /// there than the block's own axes, strided by less than a cache line, or strided by
+    /// exactly the contiguous source run the tile's axes already form (the tile then reads a
+    /// longer run).
     pub(crate) fn of<T>(nest: &Nest) -> Option<Tile> {
         let rank = nest.shape.len();
         let (split, rows) = innermost_block(&nest.shape, ROWS);
@@ -57,10 +59,17 @@ impl Tile {
         let mut cols = SmallVec::new();
         let mut width = 1;
         let mut block = 1;
+        // Columns taken because they are local, not because they extend the run.
+        let mut local = 0;
         for k in candidates {
-            if nest.sa[k] >= row_min && nest.sa[k] * elem >= LINE_BYTES {
+            // An axis whose stride is the length of the source run the tile already reads
+            // contiguously extends that run, however long its stride.
+            let span = contiguous_span(nest, split, &cols);
+            let extends = span > 1 && nest.sa[k] == span;
+            if !extends && nest.sa[k] >= row_min && nest.sa[k] * elem >= LINE_BYTES {
                 break;
             }
+            local += usize::from(!extends);
             let len = nest.shape[k];
             if width * len <= room {
                 cols.push(k);
@@ -75,14 +84,40 @@ impl Tile {
             break;
         }
         // Nothing to gain over the panel transpose when the tile is one destination axis
-        // against one whole unit-stride source axis: the panels walk the same elements without
-        // offset tables.
-        let plain = split + 1 == rank && cols.len() == 1 && block == nest.shape[cols[0]];
+        // against one whole unit-stride source axis (whatever axes extend it): the panels walk
+        // the same elements without offset tables.
+        let whole = cols.len() > 1 || cols.first().is_some_and(|&c| block == nest.shape[c]);
+        let plain = split + 1 == rank && local == 1 && whole;
         if cols.is_empty() || (plain && nest.sa[cols[0]] == 1) {
             return None;
         }
         Some(Tile { split, cols, block })
     }
+}
+
+#[cfg(test)]
+impl Tile {
+    /// How many axes a tile's columns run over.
+    pub(super) fn column_axes(&self) -> usize {
+        self.cols.len()
+    }
+}
+
+/// The length of the contiguous source run the tile's axes (rows `split..`, and `cols`) form
+/// from its first element: their source strides, smallest first, each equal to the product of
+/// the extents before it.
+fn contiguous_span(nest: &Nest, split: usize, cols: &[usize]) -> usize {
+    let mut axes: SmallVec<[usize; 16]> =
+        (split..nest.shape.len()).chain(cols.iter().copied()).collect();
+    axes.sort_by_key(|&k| nest.sa[k]);
+    let mut span = 1;
+    for k in axes {
+        if nest.sa[k] != span {
+            break;
+        }
+        span *= nest.shape[k];
+    }
+    span
 }
 
 /// Copies `nest` (source `src` from `so`, destination `dst` from `doff`) tile by tile.
