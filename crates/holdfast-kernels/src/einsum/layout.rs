@@ -8,13 +8,17 @@
 //!   elements, GEMM calls at [`GEMM_CALL_COST`] each, operand re-reads, and the copy a result in
 //!   an unwanted order will cause). The planner takes the cheapest. [`Choice::k_looped`] is the
 //!   one kind that loops over contracted labels (each iteration adds into C) instead of
-//!   copying an operand whose contracted labels are not nested in memory.
+//!   copying an operand whose contracted labels are not nested in memory;
+//!   [`Choice::directed`], narrowed, loops over kept labels instead of copying an operand
+//!   that holds only part of the wanted matrix axis in order.
 //!
 //! # Invariant
 //!
 //! Every layout produced here is executable as planned: each operand's contracted group and
 //! matrix-axis tail are nested in its (possibly copied) memory layout with a unit stride in one
 //! of them, and the result's row and column groups are nested in the result's order.
+
+use std::ops::Range;
 
 use super::lookahead::Consumer;
 use super::planner::Operand;
@@ -174,14 +178,19 @@ impl Choice {
     /// of one operand and the run of the other's before it are the matrix axes, every label
     /// before them a loop. Operands that cannot be read so are copied into the order they need.
     /// `None` when the innermost target label is a batch label.
+    ///
+    /// `narrow` (for A, for B) instead keeps an operand that cannot be read with its whole run
+    /// uncopied when its contracted labels are nested: its matrix axis becomes the largest
+    /// part of the run it reads in place, of at least [`NARROW_MIN`] elements, and the run's
+    /// other labels become loops. `None` also when narrowing changes nothing.
     #[allow(clippy::too_many_arguments, reason = "two operands, their label groups and the target")]
     pub(super) fn directed(
         a: &Operand,
         b: &Operand,
-        m: &[u32],
-        n: &[u32],
+        (m, n): (&[u32], &[u32]),
         ko: Vec<u32>,
         target: &[u32],
+        narrow: (bool, bool),
         dims: &[usize],
     ) -> Option<Choice> {
         // 0: batch, 1: rows (A only), 2: cols (B only).
@@ -205,11 +214,34 @@ impl Choice {
         let split = target.len() - r1 - r2;
         let (inner, outer) = (&target[target.len() - r1..], &target[split..target.len() - r1]);
         let (rows, cols) = if last == 1 { (inner, outer) } else { (outer, inner) };
-        let prefix = &target[..split];
         let fits = |op: &Operand, own: &[u32]| match (op.merge(own, dims), op.merge(&ko, dims)) {
             (Some((rx, rs)), Some((kx, ks))) => rx <= 1 || kx <= 1 || rs == 1 || ks == 1,
             _ => false,
         };
+        // The part of `run` that `op` reads as its matrix axis: all of it, or when narrowed the
+        // largest sub-run that fits (the whole run when none does or `op` is copied anyway).
+        let part = |op: &Operand, run: &[u32], narrow: bool| -> Range<usize> {
+            if !narrow || fits(op, run) || op.merge(&ko, dims).is_none() {
+                return 0..run.len();
+            }
+            let spans = (0..run.len()).flat_map(|x| (x + 1..=run.len()).map(move |y| x..y));
+            spans
+                .filter(|r| fits(op, &run[r.clone()]))
+                .map(|r| (dense_len(&run[r.clone()], dims), r))
+                .filter(|(len, _)| *len >= NARROW_MIN)
+                .max_by_key(|(len, _)| *len)
+                .map_or(0..run.len(), |(_, r)| r)
+        };
+        let (pa, pb) = (part(a, rows, narrow.0), part(b, cols, narrow.1));
+        if (narrow.0 || narrow.1) && pa == (0..rows.len()) && pb == (0..cols.len()) {
+            return None;
+        }
+        // The labels of a run left out of its part loop, after the target's leading labels.
+        let mut prefix: Vec<u32> = target[..split].to_vec();
+        for (run, p) in [(rows, &pa), (cols, &pb)] {
+            prefix.extend(run[..p.start].iter().chain(&run[p.end..]).copied());
+        }
+        let (rows, cols) = (&rows[pa], &cols[pb]);
         let a_copy = (!fits(a, rows)).then(|| {
             prefix.iter().filter(|&&l| a.pos(l).is_some()).chain(rows).chain(&ko).copied().collect()
         });
@@ -224,7 +256,7 @@ impl Choice {
             ko,
             a_copy,
             b_copy,
-            loops: prefix.to_vec(),
+            loops: prefix.clone(),
             k_loops: 0,
             a_tail: rows.to_vec(),
             b_tail: cols.to_vec(),
@@ -292,6 +324,11 @@ impl Choice {
 
 /// A GEMM call costs about as much as copying this many elements.
 pub(super) const GEMM_CALL_COST: usize = 64;
+
+/// The shortest matrix axis an operand is narrowed to ([`Choice::directed`]). Many products
+/// of narrower matrices cost more than their calls and the copy they save suggest: faer's
+/// blocking no longer pays, and the result is written in scattered short runs.
+const NARROW_MIN: usize = 256;
 
 /// How an operand enters a GEMM: loop labels, the matrix-axis tail of its kept labels, and
 /// whether it must be copied dense first.

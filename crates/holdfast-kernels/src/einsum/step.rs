@@ -68,7 +68,9 @@ pub(super) fn plan_step(
     // elements, each GEMM call as `GEMM_CALL_COST` elements, and the other operand re-read once
     // per loop over one operand's own labels. Copying instead of looping is also a candidate.
     // With a wanted result order (the output, on the last step), a result in another order
-    // costs one more pass over it, and the candidates that write that order directly compete.
+    // costs one more pass over it, and the candidates that write that order directly compete,
+    // among them those that read an operand in place by narrowing its matrix axis to the part
+    // it holds in the wanted order and looping over the rest, instead of copying it.
     // A candidate whose small products nano-gemm could not read in place is charged the
     // scratch copies nano-gemm would make, and competes with copying one operand so that it
     // can (`with_scratch`).
@@ -129,8 +131,11 @@ pub(super) fn plan_step(
     if let Some(w) = want {
         for ko in [a.order(&k), b.order(&k)] {
             for order in std::iter::once(&w.order).chain(&w.alternatives) {
-                if let Some(c) = Choice::directed(&a, &b, &m, &n, ko.clone(), order, dims) {
-                    offer(c);
+                for narrow in [(false, false), (true, false), (false, true), (true, true)] {
+                    let mn = (&m[..], &n[..]);
+                    if let Some(c) = Choice::directed(&a, &b, mn, ko.clone(), order, narrow, dims) {
+                        offer(c);
+                    }
                 }
             }
         }
@@ -199,7 +204,10 @@ impl Laid {
         let lc: Axes = loops.iter().map(|&l| result.stride(l)).collect();
         let la: Axes = loops.iter().map(|&l| a.stride(l)).collect();
         let lb: Axes = loops.iter().map(|&l| b.stride(l)).collect();
-        let nest = Nest::new(&loop_shape, &lc, &la, &lb, Order::Out);
+        // The larger operand's part that one product reads is read again, from cache, by the
+        // products that loop over labels it lacks when those loops run innermost.
+        let order = if a.len() >= b.len() { Order::OutReusingA } else { Order::OutReusingB };
+        let nest = Nest::new(&loop_shape, &lc, &la, &lb, order);
         // The innermost loop becomes the GEMM batch (so a plain batch can fan out); the others
         // are iterated around it.
         let (outer, (nb, sc, sa, sb)) = split_innermost(&nest);

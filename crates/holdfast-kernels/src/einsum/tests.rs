@@ -3,6 +3,7 @@
 use holdfast_tensor::Tensor;
 
 use super::path::{check_path, greedy_path};
+use super::testing::{real, reference};
 use super::{EinsumPlan, PlanKey, parse};
 use crate::KernelError;
 
@@ -146,6 +147,30 @@ fn intermediates_are_laid_out_for_their_consumer() {
         .flatten()
         .collect();
     assert!(copied.iter().all(|&len| len <= 84), "{copied:?}");
+}
+
+#[test]
+fn a_large_operand_read_in_part_is_looped_not_copied() {
+    // mera_open's last step, scaled down. The output wants the large operand's kept labels in
+    // the order p c d e b a; it holds them as a b p c d e. Copying it would make them one matrix
+    // axis. Instead its matrix axis is the part of them it reads in place (p c d e), and b and
+    // a become loops. Only the small operand, read in another order than it holds, is copied.
+    let spec = "fgabpcde,xfgy->pcdebayx";
+    let (x, y) = (real(&[2, 3, 2, 2, 2, 4, 4, 16], 1), real(&[4, 2, 3, 4], 2));
+    let plan =
+        EinsumPlan::prepare(spec, &[x.read(), y.read()], None).unwrap_or_else(|e| panic!("{e}"));
+    for step in &plan.steps {
+        let super::plan::Core::Gemm(g) = &step.core else { panic!("{:?}", step.core) };
+        let copied: Vec<usize> = g.a_copy.iter().chain(&g.b_copy).map(|c| c.len).collect();
+        assert!(g.blocks.is_none() && copied.iter().all(|&len| len <= 96), "{g:?}");
+    }
+    let out = plan.execute(&[x.read(), y.read()], &mut crate::HeapAlloc, crate::Par::Seq);
+    let out = out.unwrap_or_else(|e| panic!("{e}"));
+    let want = reference(spec, &x, &y);
+    for (got, want) in out.as_slice().iter().zip(&want) {
+        assert!((got - want).abs() <= 1e-12 * want.abs().max(1.0), "{got} {want}");
+    }
+    assert_eq!(out.as_slice().len(), want.len());
 }
 
 #[test]

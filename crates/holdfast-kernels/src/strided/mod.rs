@@ -58,6 +58,13 @@ pub(crate) enum Order {
     Out,
     /// Read `a` in storage order (reductions).
     A,
+    /// Write `out` in storage order, except that the axes `a` does not have (stride 0 in `a`)
+    /// run innermost: between two of their positions `a` is the same, so the part of `a` one
+    /// position reads is still in cache when the next reads it (a GEMM's loops, `a` being the
+    /// larger operand).
+    OutReusingA,
+    /// [`OutReusingA`](Order::OutReusingA) for `b`.
+    OutReusingB,
 }
 
 /// A simplified loop nest over `out`, `a`, `b` (see the module docs).
@@ -93,6 +100,8 @@ impl Nest {
         let key = |i: usize| match order {
             Order::Out => (so[i], sa[i], sb[i]),
             Order::A => (sa[i], so[i], sb[i]),
+            Order::OutReusingA => (usize::from(sa[i] != 0), so[i], sb[i]),
+            Order::OutReusingB => (usize::from(sb[i] != 0), so[i], sa[i]),
         };
         // Stable: equal keys keep their logical order.
         idx.sort_by_key(|&i| std::cmp::Reverse(key(i)));

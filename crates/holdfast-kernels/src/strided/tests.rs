@@ -24,6 +24,18 @@ fn unit_axes_drop_and_transposes_do_not_merge() {
 }
 
 #[test]
+fn reusing_orders_run_the_axes_an_operand_lacks_innermost() {
+    // Output strides 12, 4, 1; `a` lacks the outermost axis, `b` the two inner ones (merged).
+    let (shape, so, sa, sb) = ([2, 3, 4], [12, 4, 1], [0, 4, 1], [1, 0, 0]);
+    let out = Nest::new(&shape, &so, &sa, &sb, Order::Out);
+    assert_eq!((&out.shape[..], &out.so[..]), (&[2, 12][..], &[12, 1][..]));
+    let reuse_a = Nest::new(&shape, &so, &sa, &sb, Order::OutReusingA);
+    assert_eq!((&reuse_a.shape[..], &reuse_a.sa[..]), (&[12, 2][..], &[1, 0][..]));
+    let reuse_b = Nest::new(&shape, &so, &sa, &sb, Order::OutReusingB);
+    assert_eq!((&reuse_b.shape[..], &reuse_b.sb[..]), (&[2, 12][..], &[1, 0][..]));
+}
+
+#[test]
 fn empty_shapes_run_nothing() {
     let n = Nest::new(&[3, 0], &[0, 1], &[0, 1], &[0, 0], Order::Out);
     assert_eq!(n.numel(), 0);
