@@ -40,15 +40,14 @@ const WHY: &[Why] = &[
     Why {
         key: "GEMM-bound time",
         page: "2026-12-02-peers.md (The GEMM bound) and \
-               2026-12-04-einsum-result-in-place.md (mera_open against its GEMM bound)",
-        finding: "the rest of the time is the operand copies into GEMM layout the campaign counts \
-                  (mera_open about 30 M elements per run; 28-33 ms of its largest step) and its \
-                  last product, which writes the 344 MB output at 100 flops per element: 116 ms \
-                  as a two-operand instance, numpy/OpenBLAS 130 ms, against a bound of 81 ms. \
-                  Warm runs measured 704-717 ms by hand (80% is 729 ms). Those figures are \
-                  from a machine with half this one's DGEMM rate: where faer runs at 103-113 \
-                  GFLOP/s the bound halves, but the copies and the output's writes stream from \
-                  memory and do not, so mera_open falls to 73-74%",
+               2026-12-05-mera-open-narrowed-products.md (What remains in mera_open)",
+        finding: "mera_open's largest product runs at its bound; the time over the bound is \
+                  that step's copy of its right operand (10 M elements, 15 ms) and the last \
+                  step, which writes the 344 MB output in 729 products that read the large \
+                  operand in place, narrowed, at a 1.4 MB stride per step of k (62 ms against \
+                  a bound of 38 ms). Before the narrowed products and the longer tile runs it \
+                  was at 73-74% of its bound on this machine: the step copied that operand \
+                  (20 ms) and ran 92-95 ms",
     },
     Why {
         key: "2 threads vs 1",
