@@ -296,16 +296,20 @@ pub(crate) fn verdicts(
         let eff = row.and_then(|r| Some((r.bound_ms(rate?.1)?, r.holdfast_ms?)));
         v.push(verdict(
             format!("{mera}: holdfast's time over its GEMM-bound time, 1 thread"),
-            eff.map_or_else(
-                || "not measured".to_owned(),
-                |(b, h)| format!("bound {b:.1} ms / holdfast {h:.1} ms = {:.0}%", 100.0 * b / h),
-            ),
+            eff.map_or_else(|| "not measured".to_owned(), |(b, h)| bound_share(b, h)),
             ">= 80%",
             eff.map(|(b, h)| b / h >= 0.8),
         ));
     }
     v.push(two_threads(rows, scaling));
     v
+}
+
+/// "bound B ms / holdfast H ms = S%", the share rounded down to a tenth of a percent, so that
+/// a share just under a line never reads as on it.
+fn bound_share(bound_ms: f64, holdfast_ms: f64) -> String {
+    let share = (1000.0 * bound_ms / holdfast_ms).floor() / 10.0;
+    format!("bound {bound_ms:.1} ms / holdfast {holdfast_ms:.1} ms = {share:.1}%")
 }
 
 /// "2 threads vs 1 on the four largest instances": from the rounds in turn when they ran (each
@@ -356,7 +360,7 @@ mod tests {
     use super::super::criterion::Medians;
     use super::super::peers::{PeerRun, PeersRun};
     use super::super::scaling::Scaling;
-    use super::{FAER_2048, largest, rows, verdicts};
+    use super::{FAER_2048, bound_share, largest, rows, verdicts};
 
     fn peer(ms: f64, digest: [f64; 2]) -> PeerRun {
         PeerRun {
@@ -365,6 +369,12 @@ mod tests {
             digests: BTreeMap::from([("a".to_owned(), digest)]),
             ..PeerRun::default()
         }
+    }
+
+    #[test]
+    fn a_bound_share_is_rounded_down() {
+        assert_eq!(bound_share(275.4, 344.4), "bound 275.4 ms / holdfast 344.4 ms = 79.9%");
+        assert_eq!(bound_share(80.0, 100.0), "bound 80.0 ms / holdfast 100.0 ms = 80.0%");
     }
 
     #[test]
