@@ -83,7 +83,7 @@ const WHY: &[Why] = &[
         page: "2026-12-02-peers.md (Who is the best peer where) and \
                2026-12-04-einsum-result-in-place.md (The matrix chain against JAX)",
         finding: "as for the geometric mean: per instance, the peer that leads and why. The \
-                  matrix chain runs at parity with JAX (0.99x and 1.08x in two reports): more \
+                  matrix chain runs at parity with JAX (0.95x to 1.08x in four reports): more \
                   than 95% of its samples are in faer's GEMM, on thin products whose 55 MB of \
                   operands stream from memory once per run",
     },

@@ -129,10 +129,10 @@ pub(super) fn plan_step(
         offer(c);
     }
     if let Some(w) = want {
+        let mn = (&m[..], &n[..]);
         for ko in [a.order(&k), b.order(&k)] {
             for order in std::iter::once(&w.order).chain(&w.alternatives) {
                 for narrow in [(false, false), (true, false), (false, true), (true, true)] {
-                    let mn = (&m[..], &n[..]);
                     if let Some(c) = Choice::directed(&a, &b, mn, ko.clone(), order, narrow, dims) {
                         offer(c);
                     }
