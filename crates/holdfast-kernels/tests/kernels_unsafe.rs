@@ -8,6 +8,9 @@
 //!   the last element of their storage, transposed (column-major) strides, empty dimensions whose
 //!   offset equals the storage length, batched operands, f32 and f64, serial and on a rayon pool
 //!   (faer's own threads write disjoint blocks of the output);
+//! - `matmul::thin` runs an AVX-512 kernel (where the CPU has it) on a thin `f64` product whose
+//!   large operand is transposed storage: sliced so that the last element each view addresses
+//!   is the last of its storage, with a ragged last group of rows and a partial chunk of `k`;
 //! - `alloc::advise_huge_pages` calls `madvise` on the page-aligned interior of fresh buffers of
 //!   [`HUGE_PAGE_MIN_BYTES`] and more (odd lengths included); the buffers must stay zeroed and
 //!   fully usable.
@@ -126,6 +129,29 @@ fn faer_views_over_dense_strided_and_offset_operands_f64() {
 #[test]
 fn faer_views_over_dense_strided_and_offset_operands_f32() {
     gemm_cases::<f32>(1e-4);
+}
+
+#[test]
+fn a_thin_product_over_a_transposed_large_operand() {
+    // `A` is `[k, m]` storage read transposed (unit row stride), `B` and `C` are row-major with
+    // 21 columns: `matmul::thin`'s shape. `m = 8·40 + 3` rows, `k = 32·9 + 7`.
+    let (m, k, n) = (323, 295, 21);
+    let big_a = Tensor::<f64>::from_vec([k + 2, m + 1], values((k + 2) * (m + 1), 7)).unwrap();
+    let la = Layout::contiguous(&[k + 2, m + 1])
+        .unwrap()
+        .sliced(0, 2..k + 2)
+        .unwrap()
+        .sliced(1, 1..m + 1)
+        .unwrap();
+    let av = TensorRead::from_layout(big_a.as_slice(), la).unwrap().transpose();
+    let b = Tensor::<f64>::from_vec([k, n], values(k * n, 8)).unwrap();
+    let want = naive(&av, &b.read());
+    let got = matmul::matmul(av.clone(), b.read(), &mut HeapAlloc, Par::Seq).unwrap();
+    assert_close(&got, &want, 1e-12);
+    // Into a caller-owned output holding other values: every element is replaced.
+    let mut out = Tensor::<f64>::from_vec([m, n], values(m * n, 9)).unwrap();
+    matmul::matmul_into(av, b.read(), &mut out, Par::Seq).unwrap();
+    assert_close(&out, &want, 1e-12);
 }
 
 #[test]

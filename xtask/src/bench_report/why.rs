@@ -76,16 +76,17 @@ const WHY: &[Why] = &[
         page: "2026-12-02-peers.md (Who is the best peer where)",
         finding: "JAX fuses the language-model likelihoods' chains of small contractions; TBLIS \
                   packs strided operands straight into its GEMM panels where holdfast copies \
-                  them; the matrix chain's products are too thin for anyone's peak rate",
+                  them",
     },
     Why {
         key: "none slower than the best of numpy, JAX and TBLIS",
         page: "2026-12-02-peers.md (Who is the best peer where) and \
-               2026-12-04-einsum-result-in-place.md (The matrix chain against JAX)",
+               2026-12-05-thin-products-streamed.md",
         finding: "as for the geometric mean: per instance, the peer that leads and why. The \
-                  matrix chain runs at parity with JAX (0.95x to 1.08x in four reports): more \
-                  than 95% of its samples are in faer's GEMM, on thin products whose 55 MB of \
-                  operands stream from memory once per run",
+                  matrix chain ran at parity with JAX (0.95x to 1.08x in four reports) while \
+                  faer read each large transposed matrix across all its pages once per tile of \
+                  the result; its thin products now stream that matrix in address order \
+                  (matmul::thin), 1.74x JAX by hand",
     },
     Why {
         key: "none slower than numpy (quoted",

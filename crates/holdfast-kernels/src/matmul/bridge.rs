@@ -271,11 +271,31 @@ impl<U: FaerScalar> Checked<'_, U> {
 }
 
 /// A faer scalar we hand views of (every element type).
-trait FaerScalar: faer::traits::ComplexField + NanoScalar + Copy + 'static {}
+trait FaerScalar: faer::traits::ComplexField + NanoScalar + Copy + 'static {
+    /// Runs a single-threaded product on a kernel of this crate's own when its shape has one
+    /// (`thin`), returning `true`; `false` leaves it, untouched, to faer.
+    fn own_kernel(
+        _c: faer::MatMut<'_, Self>,
+        _accum: faer::Accum,
+        _a: faer::MatRef<'_, Self>,
+        _b: faer::MatRef<'_, Self>,
+    ) -> bool {
+        false
+    }
+}
 
 impl FaerScalar for f32 {}
 
-impl FaerScalar for f64 {}
+impl FaerScalar for f64 {
+    fn own_kernel(
+        c: faer::MatMut<'_, f64>,
+        accum: faer::Accum,
+        a: faer::MatRef<'_, f64>,
+        b: faer::MatRef<'_, f64>,
+    ) -> bool {
+        super::thin::try_run(c, accum, a, b)
+    }
+}
 
 impl FaerScalar for c32 {}
 
@@ -328,6 +348,11 @@ fn faer_typed<T: Element, U: FaerScalar>(
         Par::Rayon(threads, _) if threads.get() > 1 => {
             super::split::matmul(cv, accum.to_faer(), av, bv, U::ONE, threads);
         }
-        _ => faer::linalg::matmul::matmul(cv, accum.to_faer(), av, bv, U::ONE, faer::Par::Seq),
+        _ => {
+            let mut cv = cv;
+            if !U::own_kernel(cv.as_mut(), accum.to_faer(), av, bv) {
+                faer::linalg::matmul::matmul(cv, accum.to_faer(), av, bv, U::ONE, faer::Par::Seq);
+            }
+        }
     }
 }

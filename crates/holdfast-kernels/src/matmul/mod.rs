@@ -17,11 +17,13 @@
 //! | `bridge` | the unsafe bridge: strided views handed to faer and nano-gemm |
 //! | `nano` | nano-gemm's prepared small-product plans |
 //! | `split` | one product over several threads, as independent blocks of its output |
+//! | `thin` | a thin `f64` product whose large operand is read across its contiguous axis |
 //!
 //! # Unsafe
 //!
 //! `bridge` builds faer views from raw parts or runs a nano-gemm plan on them (see that
-//! module); `nano` declares nano-gemm plans `Send` and `Sync` (see that module).
+//! module); `nano` declares nano-gemm plans `Send` and `Sync` (see that module); `thin` runs an
+//! AVX-512 kernel through raw pointers taken from faer views (see that module).
 
 pub(crate) mod batch;
 mod bridge;
@@ -31,6 +33,7 @@ mod shape;
 mod split;
 #[cfg(test)]
 mod tests;
+mod thin;
 
 use holdfast_tensor::{Element, Layout, SizedLayout, Tensor, TensorRead};
 
