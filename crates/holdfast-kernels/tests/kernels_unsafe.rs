@@ -10,7 +10,8 @@
 //!   (faer's own threads write disjoint blocks of the output);
 //! - `matmul::thin` runs an AVX-512 kernel (where the CPU has it) on a thin `f64` product whose
 //!   large operand is transposed storage: sliced so that the last element each view addresses
-//!   is the last of its storage, with a ragged last group of rows and a partial chunk of `k`;
+//!   is the last of its storage, with a ragged last group of rows and a partial chunk of `k`,
+//!   serial and cut into blocks over two threads;
 //! - `alloc::advise_huge_pages` calls `madvise` on the page-aligned interior of fresh buffers of
 //!   [`HUGE_PAGE_MIN_BYTES`] and more (odd lengths included); the buffers must stay zeroed and
 //!   fully usable.
@@ -146,12 +147,16 @@ fn a_thin_product_over_a_transposed_large_operand() {
     let av = TensorRead::from_layout(big_a.as_slice(), la).unwrap().transpose();
     let b = Tensor::<f64>::from_vec([k, n], values(k * n, 8)).unwrap();
     let want = naive(&av, &b.read());
-    let got = matmul::matmul(av.clone(), b.read(), &mut HeapAlloc, Par::Seq).unwrap();
-    assert_close(&got, &want, 1e-12);
-    // Into a caller-owned output holding other values: every element is replaced.
-    let mut out = Tensor::<f64>::from_vec([m, n], values(m * n, 9)).unwrap();
-    matmul::matmul_into(av, b.read(), &mut out, Par::Seq).unwrap();
-    assert_close(&out, &want, 1e-12);
+    // On two threads the product is cut into two blocks of rows, each still of the kernel's
+    // shape.
+    for par in pars() {
+        let got = on_pool(|| matmul::matmul(av.clone(), b.read(), &mut HeapAlloc, par)).unwrap();
+        assert_close(&got, &want, 1e-12);
+        // Into a caller-owned output holding other values: every element is replaced.
+        let mut out = Tensor::<f64>::from_vec([m, n], values(m * n, 9)).unwrap();
+        on_pool(|| matmul::matmul_into(av.clone(), b.read(), &mut out, par)).unwrap();
+        assert_close(&out, &want, 1e-12);
+    }
 }
 
 #[test]

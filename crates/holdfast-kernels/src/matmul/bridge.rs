@@ -346,13 +346,20 @@ fn faer_typed<T: Element, U: FaerScalar>(
     };
     match par {
         Par::Rayon(threads, _) if threads.get() > 1 => {
-            super::split::matmul(cv, accum.to_faer(), av, bv, U::ONE, threads);
+            super::split::matmul(cv, accum.to_faer(), av, bv, seq_product::<U>, threads);
         }
-        _ => {
-            let mut cv = cv;
-            if !U::own_kernel(cv.as_mut(), accum.to_faer(), av, bv) {
-                faer::linalg::matmul::matmul(cv, accum.to_faer(), av, bv, U::ONE, faer::Par::Seq);
-            }
-        }
+        _ => seq_product(cv, accum.to_faer(), av, bv),
+    }
+}
+
+/// One single-threaded product: this crate's own kernel when the shape has one, else faer.
+fn seq_product<U: FaerScalar>(
+    mut c: faer::MatMut<'_, U>,
+    accum: faer::Accum,
+    a: faer::MatRef<'_, U>,
+    b: faer::MatRef<'_, U>,
+) {
+    if !U::own_kernel(c.as_mut(), accum, a, b) {
+        faer::linalg::matmul::matmul(c, accum, a, b, U::ONE, faer::Par::Seq);
     }
 }

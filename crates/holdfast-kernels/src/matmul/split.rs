@@ -15,7 +15,8 @@
 //! Block edges fall on multiples of [`ALIGN`] rows or columns, so every block but the last
 //! fills whole microkernel tiles. A product whose longer output dimension is under
 //! `2 · ALIGN` is not cut: faer's own parallelism (which may split the other dimensions)
-//! runs it.
+//! runs it. Each block runs on the kernel the caller passes (`Seq`): the bridge's, which is
+//! faer or, for the shapes it serves, this crate's own (`thin`).
 //!
 //! Every element of `C` is computed by exactly one block, from the same `k` terms as one call
 //! would use, so `Accum::Add` keeps its meaning.
@@ -26,22 +27,26 @@ use faer::{Accum, MatMut, MatRef, Par};
 /// two vectors of `f64`), so a cut through rows never splits a vector of a column-major block.
 const ALIGN: usize = 16;
 
-/// `C = alpha·A·B` (or `C += alpha·A·B`) with `threads` threads: cut into blocks when the output
-/// is large enough, else one faer call with `Par::Rayon(threads)`.
+/// One single-threaded product `C = A·B` (or `C += A·B`): the caller's choice of kernel for a
+/// block.
+pub(super) type Seq<U> = for<'c, 'a, 'b> fn(MatMut<'c, U>, Accum, MatRef<'a, U>, MatRef<'b, U>);
+
+/// `C = A·B` (or `C += A·B`) with `threads` threads: cut into blocks, each run by `seq`, when
+/// the output is large enough, else one faer call with `Par::Rayon(threads)`.
 pub(super) fn matmul<U>(
     c: MatMut<'_, U>,
     accum: Accum,
     a: MatRef<'_, U>,
     b: MatRef<'_, U>,
-    alpha: U,
+    seq: Seq<U>,
     threads: std::num::NonZeroUsize,
 ) where
     U: faer::traits::ComplexField + Copy,
 {
     if c.nrows().max(c.ncols()) < 2 * ALIGN {
-        faer::linalg::matmul::matmul(c, accum, a, b, alpha, Par::Rayon(threads));
+        faer::linalg::matmul::matmul(c, accum, a, b, U::one_impl(), Par::Rayon(threads));
     } else {
-        blocks(c, accum, a, b, alpha, threads.get());
+        blocks(c, accum, a, b, seq, threads.get());
     }
 }
 
@@ -51,7 +56,7 @@ fn blocks<U>(
     accum: Accum,
     a: MatRef<'_, U>,
     b: MatRef<'_, U>,
-    alpha: U,
+    seq: Seq<U>,
     parts: usize,
 ) where
     U: faer::traits::ComplexField + Copy,
@@ -60,7 +65,7 @@ fn blocks<U>(
     let len = if by_rows { c.nrows() } else { c.ncols() };
     let at = if parts > 1 { cut(len, parts / 2, parts) } else { 0 };
     if at == 0 || at == len {
-        faer::linalg::matmul::matmul(c, accum, a, b, alpha, Par::Seq);
+        seq(c, accum, a, b);
         return;
     }
     let (left, right) = (parts / 2, parts - parts / 2);
@@ -68,15 +73,15 @@ fn blocks<U>(
         let (c0, c1) = c.split_at_row_mut(at);
         let (a0, a1) = a.split_at_row(at);
         rayon::join(
-            || blocks(c0, accum, a0, b, alpha, left),
-            || blocks(c1, accum, a1, b, alpha, right),
+            || blocks(c0, accum, a0, b, seq, left),
+            || blocks(c1, accum, a1, b, seq, right),
         );
     } else {
         let (c0, c1) = c.split_at_col_mut(at);
         let (b0, b1) = b.split_at_col(at);
         rayon::join(
-            || blocks(c0, accum, a, b0, alpha, left),
-            || blocks(c1, accum, a, b1, alpha, right),
+            || blocks(c0, accum, a, b0, seq, left),
+            || blocks(c1, accum, a, b1, seq, right),
         );
     }
 }
