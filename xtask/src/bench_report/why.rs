@@ -44,10 +44,10 @@ const WHY: &[Why] = &[
         finding: "mera_open's largest product runs at its bound; the time over the bound is \
                   that step's copy of its right operand (10 M elements, 15 ms) and the last \
                   step, which writes the 344 MB output in 729 products that read the large \
-                  operand in place, narrowed, at a 1.4 MB stride per step of k (62 ms against \
-                  a bound of 38 ms). Before the narrowed products and the longer tile runs it \
-                  was at 73-74% of its bound on this machine: the step copied that operand \
-                  (20 ms) and ran 92-95 ms",
+                  operand in place, narrowed, at a 1.4 MB stride per step of k (54-62 ms \
+                  against a bound of 38 ms). By hand it runs at about 79% of its bound; the \
+                  reports' shares (73.0% to 87.4%) move with faer's measured DGEMM rate, which \
+                  sets the bound, more than with holdfast's time",
     },
     Why {
         key: "2 threads vs 1",

@@ -6,7 +6,7 @@ use super::batch::{faer_gemm, loop_gemm, run_batch};
 use super::operand::{Accum, BatchSpec, MatMut, MatRef, MatSpec};
 use crate::Par;
 
-fn fill(n: usize, seed: u64) -> Vec<f64> {
+pub(super) fn fill(n: usize, seed: u64) -> Vec<f64> {
     (0..n).map(|i| ((i as u64 * 2_654_435_761 + seed) % 1000) as f64 / 500.0 - 1.0).collect()
 }
 

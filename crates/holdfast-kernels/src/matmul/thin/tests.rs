@@ -4,10 +4,7 @@
 use faer::{Accum, MatMut, MatRef};
 
 use super::try_run;
-
-fn fill(n: usize, seed: u64) -> Vec<f64> {
-    (0..n).map(|i| ((i as u64 * 2_654_435_761 + seed) % 1000) as f64 / 500.0 - 1.0).collect()
-}
+use crate::matmul::tests::fill;
 
 /// Strides of one operand: `(row stride, column stride)`.
 type Strides = (usize, usize);
