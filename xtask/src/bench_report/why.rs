@@ -39,15 +39,17 @@ const WHY: &[Why] = &[
     },
     Why {
         key: "GEMM-bound time",
-        page: "2026-12-02-peers.md (The GEMM bound) and \
-               2026-12-05-mera-open-narrowed-products.md (What remains in mera_open)",
+        page: "2026-12-02-peers.md (The GEMM bound), \
+               2026-12-05-mera-open-narrowed-products.md and \
+               2026-12-05-left-operands-read-ahead.md (What remains in mera_open)",
         finding: "mera_open's largest product runs at its bound; the time over the bound is \
-                  that step's copy of its right operand (10 M elements, 15 ms) and the last \
-                  step, which writes the 344 MB output in 729 products that read the large \
-                  operand in place, narrowed, at a 1.4 MB stride per step of k (54-62 ms \
-                  against a bound of 38 ms). By hand it runs at about 79% of its bound; the \
-                  reports' shares (73.0% to 87.4%) move with faer's measured DGEMM rate, which \
-                  sets the bound, more than with holdfast's time",
+                  that step's copy of its right operand (10 M elements, 15 ms), two \
+                  memory-bound steps with k of 24 and 11 (12 ms against about 4), and the \
+                  last step, which writes the 344 MB output in 729 products that read the \
+                  large operand in place (46-48 ms against a bound of 38 ms, since each block \
+                  of it is read into cache column by column before faer's first product over \
+                  it; 54-57 ms before). The reports' shares move with faer's measured DGEMM \
+                  rate, which sets the bound, as much as with holdfast's time",
     },
     Why {
         key: "2 threads vs 1",

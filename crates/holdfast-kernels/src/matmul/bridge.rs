@@ -352,7 +352,8 @@ fn faer_typed<T: Element, U: FaerScalar>(
     }
 }
 
-/// One single-threaded product: this crate's own kernel when the shape has one, else faer.
+/// One single-threaded product: this crate's own kernel when the shape has one, else faer,
+/// after reading a left operand it would fetch across pages into cache (`warm`).
 fn seq_product<U: FaerScalar>(
     mut c: faer::MatMut<'_, U>,
     accum: faer::Accum,
@@ -360,6 +361,7 @@ fn seq_product<U: FaerScalar>(
     b: faer::MatRef<'_, U>,
 ) {
     if !U::own_kernel(c.as_mut(), accum, a, b) {
+        super::warm::warm(a);
         faer::linalg::matmul::matmul(c, accum, a, b, U::ONE, faer::Par::Seq);
     }
 }

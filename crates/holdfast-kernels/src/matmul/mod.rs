@@ -18,6 +18,7 @@
 //! | `nano` | nano-gemm's prepared small-product plans |
 //! | `split` | one product over several threads, as independent blocks of its output |
 //! | `thin` | a thin `f64` product whose large operand is read across its contiguous axis |
+//! | `warm` | a left operand faer would read across pages, read into cache first |
 //!
 //! # Unsafe
 //!
@@ -34,6 +35,7 @@ mod split;
 #[cfg(test)]
 mod tests;
 mod thin;
+mod warm;
 
 use holdfast_tensor::{Element, Layout, SizedLayout, Tensor, TensorRead};
 

@@ -36,7 +36,7 @@ fn loop_kernel_and_faer_agree() {
 }
 
 /// The naive triple loop over strided operands: the reference.
-fn reference(
+pub(super) fn reference(
     m: usize,
     n: usize,
     k: usize,
