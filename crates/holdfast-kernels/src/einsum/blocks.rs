@@ -11,6 +11,12 @@
 //! product is unchanged, and the extra memory is one block instead of the whole operand. A block
 //! freshly written is also still in cache when the product reads it.
 //!
+//! Given threads, a block whose products are too small to fan out on their own would leave all
+//! but its copy on one thread. When every block writes a part of C no other block writes
+//! (blocks over batch labels only), the blocks are dealt instead: each thread takes a run of
+//! consecutive blocks, with a buffer of its own, and copies and multiplies them alone. The copy
+//! and the products of each block are the same as on one thread.
+//!
 //! # Invariant
 //!
 //! A `Blocks` blocks one side, whose copy order starts with the loop labels its block nest runs
@@ -24,6 +30,7 @@
 mod tests;
 
 use holdfast_tensor::{Element, record_copy};
+use rayon::prelude::*;
 
 use super::layout::dense_len;
 use super::plan::CopyOp;
@@ -78,6 +85,9 @@ pub(crate) struct Blocks {
     b: Option<BlockCopy>,
     /// The product of the innermost batch label, prepared once.
     gemm: PreparedGemm,
+    /// Every block's offsets `(C, A, B)` in increasing order of C, when each block writes a
+    /// part of C no other block writes: the blocks may then run on different threads.
+    disjoint: Option<Vec<(usize, usize, usize)>>,
 }
 
 impl Blocks {
@@ -124,7 +134,8 @@ impl Blocks {
         let spec = BatchSpec { batch: n, a: am, b: bm, c: cm, sa, sb, sc };
         let copy = BlockCopy::new(&side.source.copy_to(&order[split..], dims));
         let (a, b) = if blocked_a { (Some(copy), None) } else { (None, Some(copy)) };
-        Some(Blocks { blocks, inner, a, b, gemm: PreparedGemm::new(&spec) })
+        let disjoint = disjoint_blocks(&blocks, inner.as_ref(), &spec);
+        Some(Blocks { blocks, inner, a, b, gemm: PreparedGemm::new(&spec), disjoint })
     }
 
     /// True when A (`false`: B) is copied block by block, not before the product.
@@ -144,22 +155,128 @@ impl Blocks {
         alloc: &mut A,
         par: Par,
     ) {
-        let mut a_buf = self.a.as_ref().map(|s| alloc.take::<T>(s.len));
-        let mut b_buf = self.b.as_ref().map(|s| alloc.take::<T>(s.len));
+        if let Some(offsets) = &self.disjoint
+            && par.threads() > 1
+            && par.for_size(Family::Gemm, self.gemm.flops()) == Par::Seq
+        {
+            return self.run_dealt(offsets, out, (ad, ao), (bd, bo), accum, alloc, par.threads());
+        }
+        let (mut a_buf, mut b_buf) = self.take_buffers(alloc);
         self.blocks.for_each_offset(|pc, pa, pb| {
             let a = fill(self.a.as_ref(), a_buf.as_mut(), (ad, ao + pa), par);
             let b = fill(self.b.as_ref(), b_buf.as_mut(), (bd, bo + pb), par);
-            match &self.inner {
-                None => self.gemm.run(MatMut::new(out, pc), a, b, accum, par),
-                Some(nest) => nest.for_each_offset(|qc, qa, qb| {
-                    let c = MatMut::new(out, pc + qc);
-                    self.gemm.run(c, a.shifted(qa), b.shifted(qb), accum, par);
-                }),
+            self.record_copies(1);
+            self.products(out, pc, a, b, accum, par);
+        });
+        give_buffers((a_buf, b_buf), alloc);
+    }
+
+    /// The blocks dealt over `threads`: consecutive blocks (in `offsets`' order) to each, every
+    /// block copied and multiplied on its thread alone into the part of `out` it owns.
+    #[allow(clippy::too_many_arguments, reason = "the step's operands, plus the threads")]
+    fn run_dealt<T: Element, A: KernelAlloc + ?Sized>(
+        &self,
+        offsets: &[(usize, usize, usize)],
+        out: &mut [T],
+        (ad, ao): (&[T], usize),
+        (bd, bo): (&[T], usize),
+        accum: Accum,
+        alloc: &mut A,
+        threads: usize,
+    ) {
+        // Block `i` owns `out` from its first position to the next block's (the last, to the
+        // end): it writes only there (`disjoint_blocks`).
+        let Some(&(first, _, _)) = offsets.first() else { return };
+        let mut rest = &mut out[first..];
+        let mut parts: Vec<(&mut [T], usize, usize)> = Vec::with_capacity(offsets.len());
+        for (i, &(pc, pa, pb)) in offsets.iter().enumerate() {
+            let len = offsets.get(i + 1).map_or(rest.len(), |next| next.0 - pc);
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            rest = tail;
+            parts.push((part, pa, pb));
+        }
+        let per = parts.len().div_ceil(threads);
+        let mut bufs: Vec<Buffers<T>> =
+            (0..parts.len().div_ceil(per)).map(|_| self.take_buffers(alloc)).collect();
+        parts.par_chunks_mut(per).zip(bufs.par_iter_mut()).for_each(|(group, (a_buf, b_buf))| {
+            for (part, pa, pb) in group.iter_mut() {
+                let a = fill(self.a.as_ref(), a_buf.as_mut(), (ad, ao + *pa), Par::Seq);
+                let b = fill(self.b.as_ref(), b_buf.as_mut(), (bd, bo + *pb), Par::Seq);
+                self.products(part, 0, a, b, accum, Par::Seq);
             }
         });
-        for buf in [a_buf, b_buf].into_iter().flatten() {
-            alloc.give(buf);
+        // Counted on the calling thread, as one thread would have.
+        self.record_copies(offsets.len());
+        for buffers in bufs {
+            give_buffers(buffers, alloc);
         }
+    }
+
+    /// A buffer of one block for each blocked side.
+    fn take_buffers<T: Element, A: KernelAlloc + ?Sized>(&self, alloc: &mut A) -> Buffers<T> {
+        let take =
+            |alloc: &mut A, copy: &Option<BlockCopy>| copy.as_ref().map(|s| alloc.take(s.len));
+        (take(alloc, &self.a), take(alloc, &self.b))
+    }
+
+    /// The products of one block, its C at `pc` in `out`.
+    fn products<T: Element>(
+        &self,
+        out: &mut [T],
+        pc: usize,
+        a: MatRef<'_, T>,
+        b: MatRef<'_, T>,
+        accum: Accum,
+        par: Par,
+    ) {
+        match &self.inner {
+            None => self.gemm.run(MatMut::new(out, pc), a, b, accum, par),
+            Some(nest) => nest.for_each_offset(|qc, qa, qb| {
+                let c = MatMut::new(out, pc + qc);
+                self.gemm.run(c, a.shifted(qa), b.shifted(qb), accum, par);
+            }),
+        }
+    }
+
+    /// Records the copies of `blocks` blocks.
+    fn record_copies(&self, blocks: usize) {
+        for op in [&self.a, &self.b].into_iter().flatten() {
+            for _ in 0..blocks {
+                record_copy(op.len);
+            }
+        }
+    }
+}
+
+/// Every block's offsets `(C, A, B)` in increasing order of C, when each block writes only
+/// below the next one's first position in C (so no two write the same element); `None`
+/// otherwise, or with fewer than two blocks. A block writes its products' C, at most `reach`
+/// positions from its own first one.
+fn disjoint_blocks(
+    blocks: &Nest,
+    inner: Option<&Nest>,
+    spec: &BatchSpec,
+) -> Option<Vec<(usize, usize, usize)>> {
+    if spec.batch == 0 || spec.c.extent() == 0 {
+        return None;
+    }
+    let span = |n: &Nest| -> usize {
+        n.shape.iter().zip(&n.so).map(|(&d, &s)| d.saturating_sub(1) * s).sum()
+    };
+    let reach = inner.map_or(0, span) + (spec.batch - 1) * spec.sc + spec.c.extent();
+    let mut offsets = Vec::new();
+    blocks.for_each_offset(|pc, pa, pb| offsets.push((pc, pa, pb)));
+    offsets.sort_unstable_by_key(|o| o.0);
+    let apart = offsets.windows(2).all(|w| w[1].0 - w[0].0 >= reach);
+    (offsets.len() >= 2 && apart).then_some(offsets)
+}
+
+/// One block's buffers, for A and for B, on the sides that are blocked.
+type Buffers<T> = (Option<Vec<T>>, Option<Vec<T>>);
+
+fn give_buffers<T: Element, A: KernelAlloc + ?Sized>((a, b): Buffers<T>, alloc: &mut A) {
+    for buf in [a, b].into_iter().flatten() {
+        alloc.give(buf);
     }
 }
 
@@ -192,7 +309,6 @@ fn fill<'a, T: Element>(
         (Some(op), Some(buf)) => {
             let threads = par.for_size(Family::Permute, op.len as u64).threads();
             copy_prepared(&op.nest, data, from, buf, threads);
-            record_copy(op.len);
             let done: &'a Vec<T> = buf;
             MatRef::new(done.as_slice(), 0)
         }

@@ -91,6 +91,33 @@ fn blocks_fan_out_over_threads_like_the_whole_copy() {
     check(TWO_BATCH, &x, &y, true, two);
 }
 
+/// Two threads, for products too small to fan out on their own: blocks that write apart are
+/// dealt over the threads.
+static PRODUCTS_INLINE: crate::FanOut = crate::FanOut { gemm: u64::MAX, ..crate::FanOut::ALWAYS };
+
+fn two_threads_products_inline() -> Par {
+    Par::Rayon(std::num::NonZeroUsize::new(2).unwrap(), &PRODUCTS_INLINE)
+}
+
+#[test]
+fn blocks_over_batch_labels_are_dealt_over_threads() {
+    let x = real(&[2, 2, 2, 32, 8, 2, 2], 13);
+    let y = real(&[32, 8, 2, 2, 2, 3], 14);
+    let plan = EinsumPlan::prepare(TWO_BATCH, &[x.read(), y.read()], None).unwrap();
+    let blocks = blocked(&plan).blocks.as_ref().unwrap();
+    let offsets = blocks.disjoint.as_ref().expect("blocks over batch labels write apart");
+    assert!(offsets.windows(2).all(|w| w[0].0 < w[1].0));
+    check(TWO_BATCH, &x, &y, true, two_threads_products_inline());
+    check(TWO_BATCH, &x, &y, false, two_threads_products_inline());
+    check(
+        ONE_BATCH,
+        &real(&[2, 4, 2, 2, 2, 4, 2, 4], 15),
+        &real(&[2, 2, 2, 2, 2, 3], 16),
+        true,
+        two_threads_products_inline(),
+    );
+}
+
 #[test]
 fn a_label_looped_for_the_other_operand_stays_a_loop_inside_the_block() {
     // y's `e` is neither batch nor a matrix axis of y (its contracted `f` sits between `e`
@@ -114,8 +141,8 @@ fn complex_operands_are_blocked_alike() {
 
 /// Random two-operand einsums over nine labels of extent 2 or 3, each label in x, y and the
 /// output at random (in at least one operand) and every operand in a random label order: many
-/// copies are large enough to block at the unit tests' sizes. Blocked or not, the plan must
-/// give the loops' values.
+/// copies are large enough to block at the unit tests' sizes. Blocked or not, on one thread or
+/// with blocks dealt over two, the plan must give the loops' values.
 fn random_case() -> impl Strategy<Value = (String, Vec<usize>, Vec<usize>)> {
     let labels: Vec<usize> = (0..9).collect();
     (
@@ -150,11 +177,16 @@ proptest! {
         let (x, y) = (real(&xs, 11), real(&ys, 12));
         let ops = [x.read(), y.read()];
         let plan = EinsumPlan::prepare(&spec, &ops, None).unwrap();
-        let got = plan.execute(&ops, &mut HeapAlloc, Par::Seq).unwrap();
         let want = reference(&spec, &x, &y);
-        prop_assert_eq!(got.numel(), want.len());
-        for (g, w) in got.as_slice().iter().zip(&want) {
-            prop_assert!((g - w).abs() <= 1e-12 * (1.0 + w.abs()), "{}: {} against {}", spec, g, w);
+        for par in [Par::Seq, two_threads_products_inline()] {
+            let got = plan.execute(&ops, &mut HeapAlloc, par).unwrap();
+            prop_assert_eq!(got.numel(), want.len());
+            for (g, w) in got.as_slice().iter().zip(&want) {
+                prop_assert!(
+                    (g - w).abs() <= 1e-12 * (1.0 + w.abs()),
+                    "{}, {:?}: {} against {}", spec, par, g, w
+                );
+            }
         }
     }
 }
