@@ -61,9 +61,9 @@ const WHY: &[Why] = &[
                   columns per thread, a batch of large items that does not divide over the \
                   threads deals whole items evenly and cuts the rest, and the blocks of a \
                   blocked copy whose products are too small to fan out are dealt over the \
-                  threads. What remains on gm_queen is memory: its twelve broadcast steps \
-                  write intermediates of up to 344 MB with one multiplication per element, \
-                  61% of a one-thread run, and scale by 1.52-1.65x, because this VM's memory \
+                  threads. What remains on gm_queen is memory: its broadcast steps write \
+                  intermediates of up to 344 MB with one multiplication per element, 59% of \
+                  a one-thread run, and scale by 1.4-1.65x, because this VM's memory \
                   bandwidth barely grows with the second core (a 344 MB copy takes 16-17 ms \
                   alone and mostly 21-25 ms on each of two cores at once). 1.8x would need \
                   that streamed part below about a seventh of the run: fusing the broadcast \

@@ -35,9 +35,17 @@ pub(super) fn plan_step(
     let m: Vec<u32> = a.labels.iter().copied().filter(|&l| b.pos(l).is_none()).collect();
     let n: Vec<u32> = b.labels.iter().copied().filter(|&l| a.pos(l).is_none()).collect();
     if k.is_empty() {
-        // Elementwise product over the union of labels.
+        // Elementwise product over the union of labels. With no order wanted: when B is the
+        // larger operand and too large to stay in cache, B's memory order after A's own
+        // labels, so that B is read in order and only A may need a copy; otherwise A's order,
+        // then B's own labels.
         let labels: Vec<u32> = match want {
             Some(w) => w.order.clone(),
+            None if b.len() > a.len() && b.len() >= MAP_COPY_MIN => {
+                let mut l = a.order(&m);
+                l.extend(b.order(&b.labels));
+                l
+            }
             None => {
                 let mut l = a.order(&a.labels);
                 l.extend(b.order(&n));

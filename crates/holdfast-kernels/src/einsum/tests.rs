@@ -150,6 +150,31 @@ fn intermediates_are_laid_out_for_their_consumer() {
 }
 
 #[test]
+fn a_broadcast_product_reads_its_larger_operand_in_order() {
+    // The first step multiplies a small `ab` into the larger `cab`; its result feeds another
+    // broadcast product, which wants no order. Laid out as `cab`, the larger operand is read in
+    // its own order and neither is copied; laid out `a`'s way (`abc`) it would be copied whole.
+    let (x, y, z) = (real(&[3, 5], 1), real(&[4, 3, 5], 2), real(&[4, 3, 5], 3));
+    let ops = [x.read(), y.read(), z.read()];
+    let plan = EinsumPlan::prepare("ab,cab,cab->cab", &ops, Some(&[(0, 1), (0, 1)]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let first = &plan.steps[0].core;
+    assert!(matches!(first, super::plan::Core::Map { copy: None, .. }), "{first:?}");
+    let out = plan.execute(&ops, &mut crate::HeapAlloc, crate::Par::Seq);
+    let out = out.unwrap_or_else(|e| panic!("{e}"));
+    let (xs, ys, zs) = (x.as_slice(), y.as_slice(), z.as_slice());
+    for c in 0..4 {
+        for a in 0..3 {
+            for b in 0..5 {
+                let at = (c * 3 + a) * 5 + b;
+                let want = xs[a * 5 + b] * ys[at] * zs[at];
+                assert!((out.as_slice()[at] - want).abs() <= 1e-12, "({c}, {a}, {b})");
+            }
+        }
+    }
+}
+
+#[test]
 fn a_large_operand_read_in_part_is_looped_not_copied() {
     // mera_open's last step, scaled down. The output wants the large operand's kept labels in
     // the order p c d e b a; it holds them as a b p c d e. Copying it would make them one matrix

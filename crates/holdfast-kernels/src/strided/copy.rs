@@ -235,6 +235,11 @@ pub(super) fn offset_table(
 /// Calls `f(pd, ps, index)` with the destination and source offsets and the index of every
 /// position of the `outer` axes (destination strides `sd`, source strides `ss`, both at least as
 /// long as `outer`), starting from `pd`, `ps`, the last axis fastest.
+///
+/// Kept out of line: each caller's instance is then one small loop with the caller's closure
+/// inlined into it. Inlined into `copy_nest`, whose branches all call it, the copies compiled
+/// to slower code, and which way the compiler went changed with unrelated code in the crate.
+#[inline(never)]
 pub(super) fn for_each_outer(
     outer: &[usize],
     sd: &[usize],
