@@ -138,6 +138,11 @@ impl Blocks {
         Some(Blocks { blocks, inner, a, b, gemm: PreparedGemm::new(&spec), disjoint })
     }
 
+    /// Bytes this holds on the heap beyond its own size (the dealt blocks' offsets).
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.disjoint.as_ref().map_or(0, |o| o.len() * size_of::<(usize, usize, usize)>())
+    }
+
     /// True when A (`false`: B) is copied block by block, not before the product.
     pub(super) fn blocks_side(&self, a: bool) -> bool {
         if a { self.a.is_some() } else { self.b.is_some() }

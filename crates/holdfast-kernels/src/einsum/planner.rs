@@ -25,11 +25,12 @@
 use holdfast_tensor::{DType, Dims, Element, Layout, SizedLayout, TensorRead};
 use smallvec::SmallVec;
 
+use super::blocks::Blocks;
 use super::layout::Want;
 use super::lookahead::consumers;
 use super::parse::EinsumSpec;
 use super::path::{check_path, greedy_path, take_pair};
-use super::plan::{CopyOp, Core, EinsumPlan, Finish, InputPlan, MapCopy, Step, SumOp};
+use super::plan::{CopyOp, Core, EinsumPlan, Finish, GemmCore, InputPlan, MapCopy, Step, SumOp};
 use super::step::plan_step;
 use crate::KernelError;
 use crate::strided::{Axes, Nest, Order, row_major};
@@ -326,6 +327,17 @@ impl EinsumPlan {
                 .filter(|s| matches!(s.core, Core::Map { copy: Some(_), .. }))
                 .count()
                 * std::mem::size_of::<MapCopy>()
+            + self
+                .steps
+                .iter()
+                .map(|s| match &s.core {
+                    Core::Gemm(g) => {
+                        std::mem::size_of::<GemmCore>()
+                            + g.blocks.as_ref().map_or(0, Blocks::heap_bytes)
+                    }
+                    Core::Map { .. } => 0,
+                })
+                .sum::<usize>()
             + self.path.len() * std::mem::size_of::<(usize, usize)>()
     }
 }

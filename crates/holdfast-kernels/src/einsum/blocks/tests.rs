@@ -107,6 +107,9 @@ fn blocks_over_batch_labels_are_dealt_over_threads() {
     let blocks = blocked(&plan).blocks.as_ref().unwrap();
     let offsets = blocks.disjoint.as_ref().expect("blocks over batch labels write apart");
     assert!(offsets.windows(2).all(|w| w[0].0 < w[1].0));
+    // A byte-bounded plan cache sees the offsets.
+    assert_eq!(blocks.heap_bytes(), offsets.len() * size_of::<(usize, usize, usize)>());
+    assert!(plan.approx_bytes() > blocks.heap_bytes());
     check(TWO_BATCH, &x, &y, true, two_threads_products_inline());
     check(TWO_BATCH, &x, &y, false, two_threads_products_inline());
     check(
