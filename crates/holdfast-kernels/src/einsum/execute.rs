@@ -8,6 +8,7 @@ mod tests;
 use holdfast_tensor::{Element, Tensor, TensorRead, record_copy};
 use smallvec::SmallVec;
 
+use super::fused::{Fused, Source};
 use super::key::same_axes;
 use super::path::take_pair;
 use super::plan::{CopyOp, Core, EinsumPlan, Finish, GemmCore, MapCopy, Step, SumOp};
@@ -16,17 +17,31 @@ use crate::reduce::run_sum;
 use crate::strided::{Nest, copy_prepared, copy_strided};
 use crate::{Family, KernelAlloc, KernelError, Par};
 
-/// An operand during execution: an input's storage and offset, or a dense intermediate.
+/// An operand during execution: an input's storage and offset, a dense intermediate, or a
+/// deferred product (its leaves, each an input or an intermediate, `fused.rs`).
 enum Buffer<'a, T> {
     Input(&'a [T], usize),
     Owned(Vec<T>),
+    Deferred(Vec<Buffer<'a, T>>),
 }
 
-impl<T> Buffer<'_, T> {
+impl<'a, T> Buffer<'a, T> {
+    /// The data and offset of an input or intermediate. A deferred product has none: the plan
+    /// only hands one to a fused step, which reads its leaves (empty data here, so a broken
+    /// plan panics on its first index rather than reading anything).
     fn data(&self) -> (&[T], usize) {
         match self {
             Buffer::Input(d, o) => (d, *o),
             Buffer::Owned(v) => (v, 0),
+            Buffer::Deferred(_) => (&[], 0),
+        }
+    }
+
+    /// This buffer's leaves appended to `out`: its own for a deferred product, else itself.
+    fn into_leaves(self, out: &mut Vec<Buffer<'a, T>>) {
+        match self {
+            Buffer::Deferred(leaves) => out.extend(leaves),
+            b => out.push(b),
         }
     }
 }
@@ -35,8 +50,10 @@ impl<T> Buffer<'_, T> {
 type Buffers<'a, T> = SmallVec<[Buffer<'a, T>; 8]>;
 
 fn release<T: Element, A: KernelAlloc + ?Sized>(buffer: Buffer<'_, T>, alloc: &mut A) {
-    if let Buffer::Owned(v) = buffer {
-        alloc.give(v);
+    match buffer {
+        Buffer::Input(..) => {}
+        Buffer::Owned(v) => alloc.give(v),
+        Buffer::Deferred(leaves) => leaves.into_iter().for_each(|b| release(b, alloc)),
     }
 }
 
@@ -123,6 +140,56 @@ fn multiply_in_place<T: Element, F: Fn(&mut T, T, T) + Sync>(
         Par::Seq => nest.run(out, 0, factor, off, &unused, 0, &op),
         p => nest.run_par(out, 0, factor, off, &unused, 0, &op, p.threads()),
     }
+}
+
+/// The product of the leaves of `a` and `b` (in that order) into a buffer of `len` from
+/// `alloc`, every intermediate among them given back after.
+fn run_fused<T: Element, A: KernelAlloc + ?Sized>(
+    f: &Fused,
+    a: Buffer<'_, T>,
+    b: Buffer<'_, T>,
+    len: usize,
+    alloc: &mut A,
+    par: Par,
+) -> Vec<T> {
+    let mut leaves = Vec::with_capacity(f.leaves);
+    a.into_leaves(&mut leaves);
+    b.into_leaves(&mut leaves);
+    let mut out = alloc.take::<T>(len);
+    let mut pre: SmallVec<[Vec<T>; 4]> = SmallVec::new();
+    {
+        let data: SmallVec<[(&[T], usize); 16]> = leaves.iter().map(Buffer::data).collect();
+        for (members, kernel) in &f.pre {
+            let mut buf = alloc.take::<T>(kernel.len());
+            let own: SmallVec<[(&[T], usize); 16]> = members.iter().map(|&m| data[m]).collect();
+            kernel.run(&mut buf, &own, 1);
+            pre.push(buf);
+        }
+        let main: SmallVec<[(&[T], usize); 16]> = f
+            .sources
+            .iter()
+            .map(|s| match *s {
+                Source::Leaf(k) => data[k],
+                Source::Pre(g) => (&pre[g][..], 0),
+            })
+            .collect();
+        if let Some((k, nest)) = &f.copy {
+            let (src, off) = data[*k];
+            copy_prepared(
+                nest,
+                src,
+                off,
+                &mut out,
+                par.for_size(Family::Permute, len as u64).threads(),
+            );
+            record_copy(len);
+        }
+        let threads = par.for_size(Family::Elementwise, len as u64).threads();
+        f.main.run(&mut out, &main, threads);
+    }
+    pre.into_iter().for_each(|v| alloc.give(v));
+    leaves.into_iter().for_each(|b| release(b, alloc));
+    out
 }
 
 fn run_copy<T: Element, A: KernelAlloc + ?Sized>(
@@ -249,6 +316,18 @@ impl EinsumPlan {
             let (sa, sb) = take_pair(&mut list, step.i, step.j);
             let (a_copy, b_copy) = match &step.core {
                 Core::Gemm(g) => (g.a_copy.as_ref(), g.b_copy.as_ref()),
+                Core::Defer => {
+                    let mut leaves = Vec::new();
+                    sa.into_leaves(&mut leaves);
+                    sb.into_leaves(&mut leaves);
+                    list.push(Buffer::Deferred(leaves));
+                    continue;
+                }
+                Core::Fused(f) => {
+                    let out = run_fused(f, sa, sb, step.out_len, alloc, par);
+                    list.push(Buffer::Owned(out));
+                    continue;
+                }
                 Core::Map { .. } => (None, None),
             };
             // Each operand's presum and GEMM-layout copy run before the output is taken, and an
@@ -273,6 +352,8 @@ impl EinsumPlan {
                 Core::Map { copy: Some(mc), .. } => {
                     map_with_copy(mc, &mut out, (ad, ao), (bd, bo), par);
                 }
+                // Run above, before staging.
+                Core::Defer | Core::Fused(_) => {}
                 Core::Gemm(g) => {
                     let accum = if g.accumulate { Accum::Add } else { Accum::Replace };
                     let (a, b) = (MatRef::new(ad, ao), MatRef::new(bd, bo));
@@ -295,6 +376,11 @@ impl EinsumPlan {
         let last = list.pop().ok_or(KernelError::PlanMismatch { reason: "no operand" })?;
         let buf = match (&self.finish, last) {
             (Finish::Move, Buffer::Owned(v)) => v,
+            (Finish::Move, deferred @ Buffer::Deferred(_)) => {
+                // The last step has no consumer, so it never defers.
+                release(deferred, alloc);
+                return Err(KernelError::PlanMismatch { reason: "final operand is deferred" });
+            }
             (Finish::Move, Buffer::Input(..)) => {
                 // Planned only for intermediates (an input is always copied or summed).
                 return Err(KernelError::PlanMismatch { reason: "final operand is an input" });

@@ -8,7 +8,9 @@
 //!   turns opt_einsum's general paths (steps of one or more operands) into such pairs.
 //! - Each pairwise step lowers to (batched) GEMM on strided views, copying an operand only when
 //!   its labels cannot be grouped into matrix axes in place; a step with nothing to contract is
-//!   an elementwise product. Labels that only one operand has and nobody needs are summed first.
+//!   an elementwise product; a chain of elementwise products over large results is written once,
+//!   every operand of the chain multiplied in one pass. Labels that only one operand has and
+//!   nobody needs are summed first.
 //!   A large copy that leads with loop labels is made a block of items at a time into one reused
 //!   buffer, each block multiplied as soon as it is copied, so the operand never lives twice.
 //!   Each intermediate is laid out the way the step that consumes it reads it, and the last step
@@ -24,7 +26,9 @@
 
 mod blocks;
 mod broadcast;
+mod chain;
 mod execute;
+mod fused;
 mod key;
 mod layout;
 mod lookahead;

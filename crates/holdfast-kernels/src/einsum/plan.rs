@@ -7,6 +7,7 @@
 use holdfast_tensor::{DType, Dims, SizedLayout};
 
 use super::blocks::Blocks;
+use super::fused::Fused;
 use crate::matmul::batch::PreparedGemm;
 use crate::strided::{Axes, Nest};
 
@@ -35,6 +36,12 @@ pub(crate) enum Core {
     /// A (batched) matrix product, after optional operand copies, repeated over the `outer`
     /// loops (offsets of C, A, B in the nest's `so`, `sa`, `sb`).
     Gemm(Box<GemmCore>),
+    /// Nothing to compute: the result stays deferred, the list of its operands' leaves, which
+    /// the step consuming it multiplies in ([`Fused`]).
+    Defer,
+    /// The elementwise product of the leaves of both operands (each deferred or itself a leaf),
+    /// written once.
+    Fused(Box<Fused>),
 }
 
 /// An elementwise product one of whose operands is scattered against the output (strided

@@ -17,7 +17,8 @@
 //!   order it then needs) compete with the plain dense result, which is charged the copy it will
 //!   cause; the cheapest in elements moved wins;
 //! - for a step with nothing to contract, an elementwise product over the union of labels, read
-//!   in place through broadcast (zero) strides;
+//!   in place through broadcast (zero) strides; a chain of such steps over large results is not
+//!   written step by step but deferred and written once, by its last step (`chain.rs`);
 //! - the final reduction or permute into the requested output order, if any.
 //!
 //! Execution (`execute.rs`) then only moves data.
@@ -26,6 +27,8 @@ use holdfast_tensor::{DType, Dims, Element, Layout, SizedLayout, TensorRead};
 use smallvec::SmallVec;
 
 use super::blocks::Blocks;
+use super::chain::plan_chain;
+use super::fused::Fused;
 use super::layout::Want;
 use super::lookahead::consumers;
 use super::parse::EinsumSpec;
@@ -235,23 +238,45 @@ impl EinsumPlan {
         let next = consumers(&terms, spec.output(), &path, dims.len());
         // Operand ids parallel to `list` (inputs `0..n`, the result of step `s` is `n + s`).
         let mut ids: SmallVec<[usize; 8]> = (0..n).collect();
+        // Parallel to `list`: the leaves of each deferred result (`chain.rs`).
+        let mut deferred: SmallVec<[Option<Vec<Operand>>; 8]> = (0..n).map(|_| None).collect();
         let mut steps = Vec::with_capacity(path.len());
         let mut flops = 0u64;
         for (s, &(i, j)) in path.iter().enumerate() {
             let (a, b) = take_pair(&mut list, i, j);
             let _ = take_pair(&mut ids, i, j);
+            let (da, db) = take_pair(&mut deferred, i, j);
             for &l in a.labels.iter().chain(&b.labels) {
                 count[l as usize] -= 1;
             }
             let kept = |l: u32| count[l as usize] > 0;
-            let want = match next.get(s).and_then(Option::as_ref) {
+            let consumer = next.get(s).and_then(Option::as_ref);
+            let want = match consumer {
                 None => Some(Want::exact(spec.output())),
                 Some(c) => {
                     let partner = ids.iter().position(|&id| id == c.partner).map(|p| &list[p]);
                     Want::for_consumer(&a, &b, &kept, c, partner, &dims)
                 }
             };
-            let (step, result, step_flops) = plan_step(i, j, a, b, &kept, &dims, want.as_ref());
+            let (step, result, step_flops, leaves) =
+                match plan_chain(&a, &b, da, db, &kept, consumer, want.as_ref(), &dims) {
+                    Some(ch) => {
+                        let step = Step {
+                            i,
+                            j,
+                            a_sum: None,
+                            b_sum: None,
+                            core: ch.core,
+                            out_len: ch.out_len,
+                        };
+                        (step, ch.result, ch.flops, ch.leaves)
+                    }
+                    None => {
+                        let (step, result, flops) =
+                            plan_step(i, j, a, b, &kept, &dims, want.as_ref());
+                        (step, result, flops, None)
+                    }
+                };
             for &l in &result.labels {
                 count[l as usize] += 1;
             }
@@ -259,6 +284,7 @@ impl EinsumPlan {
             steps.push(step);
             list.push(result);
             ids.push(n + s);
+            deferred.push(leaves);
         }
         let single_input = n == 1;
         let finish = match list.pop() {
@@ -305,6 +331,7 @@ impl EinsumPlan {
             .map(|s| match &s.core {
                 Core::Gemm(g) => usize::from(g.a_copy.is_some()) + usize::from(g.b_copy.is_some()),
                 Core::Map { copy, .. } => usize::from(copy.is_some()),
+                Core::Defer | Core::Fused(_) => 0,
             })
             .sum()
     }
@@ -335,7 +362,8 @@ impl EinsumPlan {
                         std::mem::size_of::<GemmCore>()
                             + g.blocks.as_ref().map_or(0, Blocks::heap_bytes)
                     }
-                    Core::Map { .. } => 0,
+                    Core::Fused(f) => std::mem::size_of::<Fused>() + f.heap_bytes(),
+                    Core::Map { .. } | Core::Defer => 0,
                 })
                 .sum::<usize>()
             + self.path.len() * std::mem::size_of::<(usize, usize)>()

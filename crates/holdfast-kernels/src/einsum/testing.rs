@@ -34,12 +34,18 @@ pub(super) fn complex(shape: &[usize], seed: u64) -> Tensor<c64> {
 
 /// `spec` (two inputs, explicit output) by plain loops over every label.
 pub(super) fn reference<T: Element>(spec: &str, x: &Tensor<T>, y: &Tensor<T>) -> Vec<T> {
+    reference_many(spec, &[x, y])
+}
+
+/// `spec` (any number of inputs, explicit output) by plain loops over every label: the sum, over
+/// the labels the output lacks, of the operands' product.
+pub(super) fn reference_many<T: Element>(spec: &str, ops: &[&Tensor<T>]) -> Vec<T> {
     let (inputs, output) = spec.split_once("->").unwrap();
-    let (xl, yl) = inputs.split_once(',').unwrap();
+    let terms: Vec<&str> = inputs.split(',').collect();
     let mut labels: Vec<char> = Vec::new();
     let mut dims: Vec<usize> = Vec::new();
-    for (term, t) in [(xl, x.shape()), (yl, y.shape())] {
-        for (c, &d) in term.chars().zip(t) {
+    for (term, op) in terms.iter().zip(ops) {
+        for (c, &d) in term.chars().zip(op.shape()) {
             if !labels.contains(&c) {
                 labels.push(c);
                 dims.push(d);
@@ -57,7 +63,8 @@ pub(super) fn reference<T: Element>(spec: &str, x: &Tensor<T>, y: &Tensor<T>) ->
     let mut out = vec![T::ZERO; out_len];
     let mut index = vec![0; labels.len()];
     loop {
-        out[at(output, &index)] += x.as_slice()[at(xl, &index)] * y.as_slice()[at(yl, &index)];
+        let p = terms.iter().zip(ops).fold(T::ONE, |p, (t, op)| p * op.as_slice()[at(t, &index)]);
+        out[at(output, &index)] += p;
         let mut axis = labels.len();
         loop {
             if axis == 0 {

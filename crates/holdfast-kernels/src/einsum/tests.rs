@@ -142,7 +142,7 @@ fn intermediates_are_laid_out_for_their_consumer() {
         .iter()
         .filter_map(|s| match &s.core {
             super::plan::Core::Gemm(g) => Some(g.a_copy.iter().chain(&g.b_copy).map(|c| c.len)),
-            super::plan::Core::Map { .. } => None,
+            _ => None,
         })
         .flatten()
         .collect();
@@ -219,7 +219,7 @@ fn contracted_labels_that_do_not_nest_are_looped_not_copied() {
         assert_eq!(plan.num_operand_copies(), 0, "{:?}", plan.steps);
         let looped = plan.steps.iter().any(|s| match &s.core {
             super::plan::Core::Gemm(g) => g.accumulate,
-            super::plan::Core::Map { .. } => false,
+            _ => false,
         });
         assert!(looped, "{:?}", plan.steps);
         let av = a.as_slice();
@@ -292,7 +292,7 @@ fn small_products_nano_gemm_would_copy_read_one_copied_operand() {
                         whole.is_some() || g.blocks.as_ref().is_some_and(|b| b.blocks_side(left))
                     })
                     .count(),
-                super::plan::Core::Map { .. } => 0,
+                _ => 0,
             })
             .sum()
     };
@@ -329,7 +329,7 @@ fn a_scattered_elementwise_factor_is_copied_into_the_output_first() {
             .iter()
             .filter_map(|s| match &s.core {
                 Core::Map { copy, .. } => Some(copy.as_ref().map(|c| c.b)),
-                Core::Gemm(_) => None,
+                _ => None,
             })
             .collect()
     };
