@@ -7,8 +7,10 @@
 //! in cache, and deferring holds no more memory than writing would: the leaves it keeps alive
 //! hold at most twice its result's elements, about what the pairwise step has live (its
 //! operands and its result). A step with a deferred operand that does not defer writes the
-//! product of all the leaves once, in the order its consumer wants, or else in its largest
-//! leaf's order, which it then reads in order.
+//! product of all the leaves once, in the order its consumer wants, unless that order would
+//! read its largest leaf scattered (a copy of it) and the consumer is a later step, which plans
+//! its own copy or loops for its operand at no more cost; then, as when no order is wanted, in
+//! its largest leaf's order, which it reads in order.
 
 use super::fused::Fused;
 use super::layout::{Want, dense_len};
@@ -83,18 +85,34 @@ pub(super) fn plan_chain(
     if !deferred_in {
         return None;
     }
-    let order = match want {
-        Some(w) => w.order.clone(),
+    // The largest leaf's memory order, then the other labels: the pass reads it in order.
+    let own = || {
+        let largest = leaves.iter().max_by_key(|l| l.len()).unwrap_or(a);
+        let mut order = largest.order(&largest.labels);
+        let rest: Vec<u32> = labels.iter().copied().filter(|l| !order.contains(l)).collect();
+        order.extend(rest);
+        Operand::dense(order, dims)
+    };
+    let (out, fused) = match want {
+        Some(w) => {
+            let out = Operand::dense(w.order.clone(), dims);
+            let fused = Fused::plan(&out, &leaves, dims);
+            if fused.copy.is_some() && consumer.is_some() {
+                // The wanted order would cost a copy of a large leaf; the consumer can plan
+                // its own copy, or loops, as cheap or cheaper, so the leaf's order is kept.
+                let out = own();
+                let fused = Fused::plan(&out, &leaves, dims);
+                (out, fused)
+            } else {
+                (out, fused)
+            }
+        }
         None => {
-            let largest = leaves.iter().max_by_key(|l| l.len()).unwrap_or(a);
-            let mut order = largest.order(&largest.labels);
-            let rest: Vec<u32> = labels.iter().copied().filter(|l| !order.contains(l)).collect();
-            order.extend(rest);
-            order
+            let out = own();
+            let fused = Fused::plan(&out, &leaves, dims);
+            (out, fused)
         }
     };
-    let out = Operand::dense(order, dims);
-    let fused = Fused::plan(&out, &leaves, dims);
     let flops = (out_len as u64).saturating_mul(leaves.len() as u64 - 1);
     Some(Chained { core: Core::Fused(Box::new(fused)), result: out, out_len, leaves: None, flops })
 }

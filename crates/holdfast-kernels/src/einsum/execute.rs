@@ -162,7 +162,8 @@ fn run_fused<T: Element, A: KernelAlloc + ?Sized>(
         for (members, kernel) in &f.pre {
             let mut buf = alloc.take::<T>(kernel.len());
             let own: SmallVec<[(&[T], usize); 16]> = members.iter().map(|&m| data[m]).collect();
-            kernel.run(&mut buf, &own, 1);
+            let threads = par.for_size(Family::Elementwise, kernel.len() as u64).threads();
+            kernel.run(&mut buf, &own, threads);
             pre.push(buf);
         }
         let main: SmallVec<[(&[T], usize); 16]> = f

@@ -234,3 +234,15 @@ proptest! {
         check(&spec, &ops, Some(&path));
     }
 }
+
+#[test]
+fn a_chain_feeding_a_product_keeps_its_large_leafs_order() {
+    // The product with `fe` wants `e` innermost or outermost in the chain's result, which
+    // would read `x` (`abcde`, 32768 elements) scattered; the fused step writes `x`'s order
+    // instead, copying nothing, and the product plans its operand as it is.
+    let ops = [real(&[8, 8, 8, 8, 8], 1), real(&[8, 8], 2), real(&[8, 8], 3), real(&[3, 8], 4)];
+    let plan = check("abcde,ca,db,fe->fdcba", &ops, Some(&[(0, 1), (0, 2), (0, 1)]));
+    assert_eq!(kinds(&plan), ["defer", "fused", "gemm"]);
+    let Core::Fused(f) = &plan.steps[1].core else { unreachable!() };
+    assert!(f.copy.is_none());
+}
