@@ -55,20 +55,20 @@ const WHY: &[Why] = &[
     Why {
         key: "2 threads vs 1",
         page: "2026-12-04-gemm-blocks-two-threads.md, \
-               2026-12-03-borrowed-views-fixed-cost.md (Two threads on mera_closed) and \
-               2026-12-05-gm-queen-two-threads.md",
+               2026-12-03-borrowed-views-fixed-cost.md (Two threads on mera_closed), \
+               2026-12-05-gm-queen-two-threads.md and \
+               2026-12-05-broadcast-chains-fused.md",
         finding: "a product that fans out is cut into one independent block of output rows or \
                   columns per thread, a batch of large items that does not divide over the \
                   threads deals whole items evenly and cuts the rest, and the blocks of a \
                   blocked copy whose products are too small to fan out are dealt over the \
-                  threads. What remains on gm_queen is memory: its broadcast steps write \
-                  intermediates of up to 344 MB with one multiplication per element, 59% of \
-                  a one-thread run, and scale by 1.4-1.65x, because this VM's memory \
-                  bandwidth barely grows with the second core (a 344 MB copy takes 16-17 ms \
-                  alone and mostly 21-25 ms on each of two cores at once). 1.8x would need \
-                  that streamed part below about a seventh of the run: fusing the broadcast \
-                  chain into its consumer, not splitting it better. The ratio is read from \
-                  rounds in turn (one thread, then two, seconds apart), each round printed",
+                  threads. gm_queen's broadcast chain, which streamed memory that this VM's \
+                  second core hardly adds bandwidth to, is now one fused pass of arithmetic on \
+                  cached factors (1.96x on its own); its largest steps scale by 1.83-1.96x. \
+                  What is left below 2x on the four instances is memory-bound small steps \
+                  (a product with k = 3 that does not scale) and the rounds' noise: the ratio \
+                  is read from rounds in turn (one thread, then two, seconds apart), each \
+                  round printed",
     },
     Why {
         key: "resident peak",
