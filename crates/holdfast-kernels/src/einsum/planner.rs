@@ -324,14 +324,15 @@ impl EinsumPlan {
     }
 
     /// Number of operand copies one execution makes: permutes before a GEMM, and scattered
-    /// factors of an elementwise product copied into its output.
+    /// factors of an elementwise product (or of a chain of them) copied into its output.
     pub fn num_operand_copies(&self) -> usize {
         self.steps
             .iter()
             .map(|s| match &s.core {
                 Core::Gemm(g) => usize::from(g.a_copy.is_some()) + usize::from(g.b_copy.is_some()),
                 Core::Map { copy, .. } => usize::from(copy.is_some()),
-                Core::Defer | Core::Fused(_) => 0,
+                Core::Fused(f) => usize::from(f.copy.is_some()),
+                Core::Defer => 0,
             })
             .sum()
     }

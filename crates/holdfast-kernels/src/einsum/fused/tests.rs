@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use super::{Access, BLOCK_MAX, Kernel};
 use crate::einsum::EinsumPlan;
 use crate::einsum::plan::Core;
-use crate::einsum::testing::{real, reference_many, values};
+use crate::einsum::testing::{complex, real, reference_many, values};
 use crate::strided::{Axes, row_major};
 use crate::{FanOut, HeapAlloc, Par};
 
@@ -153,6 +153,23 @@ fn a_chain_of_broadcast_products_is_written_once() {
 }
 
 #[test]
+fn complex_chains_multiply_as_pairs_do() {
+    let ops = [complex(&[4, 4], 1), complex(&[4, 4, 4], 2), complex(&[4, 4], 3), complex(&[4], 4)];
+    let reads: Vec<_> = ops.iter().map(Tensor::read).collect();
+    let spec = "ab,bca,ca,b->cab";
+    let plan = EinsumPlan::prepare(spec, &reads, Some(&[(0, 1), (0, 2), (0, 1)]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(kinds(&plan), ["defer", "defer", "fused"]);
+    let want = reference_many(spec, &ops.iter().collect::<Vec<_>>());
+    for par in [Par::Seq, two_threads()] {
+        let got = plan.execute(&reads, &mut HeapAlloc, par).unwrap_or_else(|e| panic!("{e}"));
+        for (g, w) in got.as_slice().iter().zip(&want) {
+            assert!((g - w).norm() <= 1e-12 * (1.0 + w.norm()), "{par:?}: {g} against {w}");
+        }
+    }
+}
+
+#[test]
 fn a_chain_feeding_a_contraction_stops_deferring_before_it() {
     // `abc · bc · ac` is deferred and written in one step, which then meets `cd` in a product.
     let ops = [real(&[4, 4, 8], 1), real(&[4, 8], 2), real(&[4, 8], 3), real(&[8, 5], 4)];
@@ -183,6 +200,7 @@ fn a_large_scattered_leaf_is_copied_into_the_output_first() {
     // Leaves in order: `db`, then the deferred `abcde` and `ea`.
     assert_eq!(f.copy.as_ref().map(|c| c.0), Some(1));
     assert_eq!(f.pre.len(), 1);
+    assert_eq!(plan.num_operand_copies(), 1);
 }
 
 /// Elementwise chains: three to five operands over labels `a`–`e` (dims 2–4), each a non-empty
