@@ -264,3 +264,30 @@ fn a_chain_feeding_a_product_keeps_its_large_leafs_order() {
     let Core::Fused(f) = &plan.steps[1].core else { unreachable!() };
     assert!(f.copy.is_none());
 }
+
+#[test]
+fn leaves_may_be_broadcast_transposed_or_offset_views() {
+    // `y` (1 × 16) and `w` (8 × 1) stretch over `i` and `j` with stride 0, `x` is read
+    // transposed, `z` is a slice starting part-way into its storage.
+    let x = real(&[16, 8], 1);
+    let (y, w) = (real(&[1, 16], 2), real(&[8, 1], 4));
+    let z_full = real(&[10, 16], 3);
+    let z = z_full.read().slice(0, 2..10).unwrap();
+    assert!(z.offset() > 0);
+    let ops = [x.read().transpose(), y.read(), z.clone(), w.read()];
+    let spec = "ij,ij,ij,ij->ij";
+    let plan = EinsumPlan::prepare(spec, &ops, Some(&[(0, 1), (0, 1), (0, 1)]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(kinds(&plan), ["defer", "defer", "fused"]);
+    let (xs, ys, zs, ws) = (x.as_slice(), y.as_slice(), z.to_tensor(), w.as_slice());
+    for par in [Par::Seq, two_threads()] {
+        let got = plan.execute(&ops, &mut HeapAlloc, par).unwrap_or_else(|e| panic!("{e}"));
+        for i in 0..8 {
+            for j in 0..16 {
+                let want = xs[j * 8 + i] * ys[j] * zs.as_slice()[i * 16 + j] * ws[i];
+                let g = got.as_slice()[i * 16 + j];
+                assert!((g - want).abs() <= 1e-12 * (1.0 + want.abs()), "{par:?} ({i}, {j})");
+            }
+        }
+    }
+}
