@@ -93,21 +93,16 @@ pub(super) fn plan_chain(
         order.extend(rest);
         Operand::dense(order, dims)
     };
-    let (out, fused) = match want {
-        Some(w) => {
-            let out = Operand::dense(w.order.clone(), dims);
-            let fused = Fused::plan(&out, &leaves, dims);
-            if fused.copy.is_some() && consumer.is_some() {
-                // The wanted order would cost a copy of a large leaf; the consumer can plan
-                // its own copy, or loops, as cheap or cheaper, so the leaf's order is kept.
-                let out = own();
-                let fused = Fused::plan(&out, &leaves, dims);
-                (out, fused)
-            } else {
-                (out, fused)
-            }
-        }
-        None => {
+    let wanted = want.map(|w| {
+        let out = Operand::dense(w.order.clone(), dims);
+        let fused = Fused::plan(&out, &leaves, dims);
+        (out, fused)
+    });
+    // A wanted order that would cost a copy of a large leaf gives way to the leaf's order when
+    // a later step consumes the result: it plans its own copy, or loops, as cheap or cheaper.
+    let (out, fused) = match wanted {
+        Some((out, fused)) if fused.copy.is_none() || consumer.is_none() => (out, fused),
+        _ => {
             let out = own();
             let fused = Fused::plan(&out, &leaves, dims);
             (out, fused)

@@ -152,7 +152,7 @@ fn run_fused<T: Element, A: KernelAlloc + ?Sized>(
     alloc: &mut A,
     par: Par,
 ) -> Vec<T> {
-    let mut leaves = Vec::with_capacity(f.leaves);
+    let mut leaves = Vec::new();
     a.into_leaves(&mut leaves);
     b.into_leaves(&mut leaves);
     let mut out = alloc.take::<T>(len);

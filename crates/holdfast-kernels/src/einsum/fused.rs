@@ -14,7 +14,9 @@
 //! stay in L1 while every leaf is multiplied into them in turn. A leaf is read in a block either
 //! by one stride (0 when it is constant over the block, 1 when it is a contiguous run) or, when
 //! the block spans axes it steps through unevenly, by a table of offsets prepared with the plan.
-//! The factors of each element are multiplied in leaf order.
+//! Small leaves are first multiplied together into a few dense pre-products, which the pass reads
+//! in place of them; so an element's factors are not multiplied in leaf order, and the result
+//! may differ from the pairwise one in the last bits.
 //!
 //! # Invariant
 //!
@@ -70,8 +72,6 @@ pub(crate) struct Fused {
     /// The main pass's factors, in multiplication order.
     pub(crate) sources: Vec<Source>,
     pub(crate) main: Kernel,
-    /// Leaves of the step.
-    pub(crate) leaves: usize,
 }
 
 impl Fused {
@@ -139,7 +139,7 @@ impl Fused {
             main = Kernel::new(&out.shape, &main_strides);
             main.overwrite = false;
         }
-        Fused { pre, copy, sources, main, leaves: leaves.len() }
+        Fused { pre, copy, sources, main }
     }
 
     /// Heap bytes held.
