@@ -3,7 +3,9 @@
 //! - [`Form`]: how one operand enters a GEMM in place (loop labels and a matrix-axis tail) or
 //!   that it must be copied dense.
 //! - [`Want`]: the result order a step should produce: the output's on the last step, or the
-//!   order the consuming step reads in place (found by the look-ahead).
+//!   order the consuming step reads in place (found by the look-ahead). A result that cannot
+//!   have it still orders the labels a copied operand leaves free for the copy that will read
+//!   it ([`Want::arrange_tail`]).
 //! - [`Choice`]: one complete layout of a step, with its estimated traffic in elements (copied
 //!   elements, GEMM calls at [`GEMM_CALL_COST`] each, operand re-reads, and the copy a result in
 //!   an unwanted order will cause). The planner takes the cheapest. [`Choice::k_looped`] is the
@@ -17,6 +19,9 @@
 //! Every layout produced here is executable as planned: each operand's contracted group and
 //! matrix-axis tail are nested in its (possibly copied) memory layout with a unit stride in one
 //! of them, and the result's row and column groups are nested in the result's order.
+
+#[cfg(test)]
+mod tests;
 
 use std::ops::Range;
 
@@ -38,6 +43,9 @@ pub(super) struct Want {
     k: Vec<u32>,
     /// `k` is in the partner's memory order (the partner exists), not free.
     k_fixed: bool,
+    /// The consumer reads the result as its A (its copy of an A ends with the contracted
+    /// labels, of a B with its own kept ones).
+    as_a: bool,
 }
 
 impl Want {
@@ -49,6 +57,7 @@ impl Want {
             m: Vec::new(),
             k: Vec::new(),
             k_fixed: false,
+            as_a: false,
         }
     }
 
@@ -113,7 +122,32 @@ impl Want {
         }
         let order = orders.remove(0);
         let k = fixed(&k, true);
-        Some(Want { order, alternatives: orders, exact: false, m, k, k_fixed: partner.is_some() })
+        Some(Want {
+            order,
+            alternatives: orders,
+            exact: false,
+            m,
+            k,
+            k_fixed: partner.is_some(),
+            as_a: c.as_a,
+        })
+    }
+
+    /// Arranges `tail`, the matrix-axis labels of an operand the step copies (so their order
+    /// in the result is free), for a result that will not be in the wanted order: the output's
+    /// labels in the output's order; for a consumer, its batch labels first and last the group
+    /// its own copy of the result puts innermost (its contracted labels if it reads the result
+    /// as A, its own kept ones if as B). That copy then reads runs as long as the labels of
+    /// that group the tail ends with, instead of a few elements between jumps. The sort is
+    /// stable: within a group, labels keep the copied operand's memory order, which its own
+    /// copy reads best.
+    pub(super) fn arrange_tail(&self, tail: &mut [u32]) {
+        if self.exact {
+            tail.sort_by_key(|l| self.order.iter().position(|o| o == l));
+            return;
+        }
+        let (inner, middle) = if self.as_a { (&self.k, &self.m) } else { (&self.m, &self.k) };
+        tail.sort_by_key(|l| u8::from(middle.contains(l)) + 2 * u8::from(inner.contains(l)));
     }
 
     /// True when a result laid out in `order` (dense) needs no copy: the exact order for the

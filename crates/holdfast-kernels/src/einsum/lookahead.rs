@@ -17,6 +17,8 @@ pub(super) struct Consumer {
     pub(super) partner_labels: Vec<u32>,
     /// Labels of the consumer step's result.
     pub(super) survivors: Vec<u32>,
+    /// The result is the consumer step's A (its first operand), not its B.
+    pub(super) as_a: bool,
 }
 
 /// For each step of `path` over operands with label sets `terms`, its result's consumer (`None`
@@ -59,12 +61,13 @@ pub(super) fn consumers(
     }
     let mut out: Vec<Option<Consumer>> = vec![None; path.len()];
     for (t, (x, y, result)) in steps.iter().enumerate() {
-        for (me, other) in [(*x, *y), (*y, *x)] {
+        for (me, other, as_a) in [(*x, *y, true), (*y, *x, false)] {
             if let Some(s) = me.checked_sub(n) {
                 out[s] = Some(Consumer {
                     partner: other,
                     partner_labels: labels[other].clone(),
                     survivors: result.clone(),
+                    as_a,
                 });
             }
         }

@@ -95,8 +95,8 @@ pub(super) fn plan_step(
     for (ko, allow_loops) in
         [(a.order(&k), true), (b.order(&k), true), (a.order(&k), false), (b.order(&k), false)]
     {
-        let fa = Form::of(&a, &a.order(&m), &ko, allow_loops, dims);
-        let fb = Form::of(&b, &b.order(&n), &ko, allow_loops, dims);
+        let mut fa = Form::of(&a, &a.order(&m), &ko, allow_loops, dims);
+        let mut fb = Form::of(&b, &b.order(&n), &ko, allow_loops, dims);
         if allow_loops && (fa.copy || fb.copy) {
             let (mo, no) = (a.order(&m), b.order(&n));
             if let Some(c) = Choice::k_looped(&a, &b, &bo, &mo, &no, &ko, want, dims) {
@@ -105,6 +105,7 @@ pub(super) fn plan_step(
         }
         let loops: Vec<u32> = bo.iter().chain(&fa.loops).chain(&fb.loops).copied().collect();
         let reps = |f: &Form| f.loops.iter().map(|&l| dims[l as usize]).product::<usize>();
+        arrange_inner(want, &loops, (&mut fa, &a), (&mut fb, &b), dims);
         let (reps_a, reps_b) = (reps(&fa), reps(&fb));
         // The plain dense result, unless the wanted order is needed and can be written.
         let plain: Vec<u32> = loops.iter().chain(&fa.tail).chain(&fb.tail).copied().collect();
@@ -173,6 +174,25 @@ pub(super) fn plan_step(
     let core = Core::Gemm(Box::new(GemmCore { a_copy, b_copy, outer, gemm, blocks, accumulate }));
     let step = Step { i, j, a_sum, b_sum, core, out_len: len };
     (step, result, flops)
+}
+
+/// Arranges the result's innermost labels for the consumer's copy, when the consumer will copy
+/// the result (its layout is not wanted) and those labels come from an operand this step copies
+/// (so their order is free) that is at most half the result's size: the consumer's larger copy
+/// then reads long runs ([`Want::arrange_tail`]) for a small cost in this step's smaller one.
+fn arrange_inner(
+    want: Option<&Want>,
+    loops: &[u32],
+    (fa, a): (&mut Form, &Operand),
+    (fb, b): (&mut Form, &Operand),
+    dims: &[usize],
+) {
+    let plain: Vec<u32> = loops.iter().chain(&fa.tail).chain(&fb.tail).copied().collect();
+    let Some(w) = want.filter(|w| !w.accepts(&plain, dims)) else { return };
+    let (inner, op) = if fb.tail.is_empty() { (fa, a) } else { (fb, b) };
+    if inner.copy && op.len().saturating_mul(2) <= dense_len(&plain, dims) {
+        w.arrange_tail(&mut inner.tail);
+    }
 }
 
 /// A layout made concrete: the operands as the GEMM reads them (dense copies where the choice

@@ -368,3 +368,50 @@ fn a_scattered_elementwise_factor_is_copied_into_the_output_first() {
         assert_eq!(got.as_slice(), reference(spec, &x, &y).as_slice(), "{spec}");
     }
 }
+
+#[test]
+fn a_result_its_consumer_copies_ends_with_the_labels_that_copy_puts_last() {
+    // The first step copies B (its contracted x and y lie apart), so the order of B's kept
+    // labels p q r s in the result is free. The consumer cannot read the result in place: it
+    // contracts b and q, keeps e r s and has a p as batch labels, each group mixing labels of A
+    // and of B. Its copy ends with e r s. Laid out p q r s (r s last), the result gives that
+    // copy runs of four elements; laid out in B's own order, r s p q, single elements.
+    let ops = [real(&[2; 5], 1), real(&[2; 6], 2), real(&[2, 2, 2, 2, 3], 3)];
+    let reads: Vec<_> = ops.iter().map(Tensor::read).collect();
+    let spec = "abexy,rxsypq,apbqd->apersd";
+    let plan = EinsumPlan::prepare(spec, &reads, Some(&[(0, 1), (0, 1)]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let copies: Vec<_> = plan
+        .steps
+        .iter()
+        .map(|s| match &s.core {
+            super::plan::Core::Gemm(g) if g.a_copy.is_none() => g.b_copy.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    // The contiguous source run the copy reads at its innermost axes.
+    let run = |c: &super::plan::CopyOp| {
+        let mut run = 1;
+        for (&d, &s) in c.shape.iter().zip(&c.strides).rev() {
+            if s != run {
+                break;
+            }
+            run *= d;
+        }
+        run
+    };
+    match &copies[..] {
+        [Some(first), Some(second)] => {
+            assert_eq!(first.len, 64, "{first:?}");
+            assert_eq!((second.len, run(second)), (128, 4), "{second:?}");
+        }
+        _ => panic!("{copies:?}"),
+    }
+    let out = plan.execute(&reads, &mut crate::HeapAlloc, crate::Par::Seq);
+    let out = out.unwrap_or_else(|e| panic!("{e}"));
+    let want = super::testing::reference_many(spec, &ops.iter().collect::<Vec<_>>());
+    assert_eq!(out.as_slice().len(), want.len());
+    for (got, want) in out.as_slice().iter().zip(&want) {
+        assert!((got - want).abs() <= 1e-12 * want.abs().max(1.0), "{got} {want}");
+    }
+}
