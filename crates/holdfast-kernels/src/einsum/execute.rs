@@ -10,6 +10,7 @@ use smallvec::SmallVec;
 
 use super::fused::{Fused, Source};
 use super::key::same_axes;
+use super::outer::run_outer;
 use super::path::take_pair;
 use super::plan::{CopyOp, Core, EinsumPlan, Finish, GemmCore, MapCopy, Step, SumOp};
 use crate::matmul::operand::{Accum, MatMut, MatRef};
@@ -363,10 +364,7 @@ impl EinsumPlan {
                             blocks.run(&mut out, (ad, ao), (bd, bo), accum, alloc, par);
                         }
                         (None, None) => g.gemm.run(MatMut::new(&mut out, 0), a, b, accum, par),
-                        (None, Some(nest)) => nest.for_each_offset(|pc, pa, pb| {
-                            let c = MatMut::new(&mut out, pc);
-                            g.gemm.run(c, a.shifted(pa), b.shifted(pb), accum, par);
-                        }),
+                        (None, Some(nest)) => run_outer(g, nest, &mut out, (a, b), accum, par),
                     }
                 }
             }
@@ -445,10 +443,7 @@ impl EinsumPlan {
         };
         match &g.outer {
             None => g.gemm.run(MatMut::new(&mut out, 0), a, b, accum, par),
-            Some(nest) => nest.for_each_offset(|pc, pa, pb| {
-                let c = MatMut::new(&mut out, pc);
-                g.gemm.run(c, a.shifted(pa), b.shifted(pb), accum, par);
-            }),
+            Some(nest) => run_outer(g, nest, &mut out, (a, b), accum, par),
         }
         Tensor::from_sized_layout_with(out, &self.out_layout, |e| E::from(KernelError::from(e)))
     }

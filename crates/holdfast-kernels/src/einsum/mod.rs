@@ -32,6 +32,7 @@ mod fused;
 mod key;
 mod layout;
 mod lookahead;
+mod outer;
 mod parse;
 mod path;
 mod plan;

@@ -88,6 +88,16 @@ impl PreparedGemm {
         self.flops
     }
 
+    /// One past the farthest element of C a call writes, from its C position (0 when it
+    /// writes nothing): the last row and column of the last item.
+    pub(crate) fn c_span(&self) -> usize {
+        let s = &self.spec;
+        if s.batch == 0 || s.c.rows == 0 || s.c.cols == 0 {
+            return 0;
+        }
+        1 + (s.c.rows - 1) * s.c.rs + (s.c.cols - 1) * s.c.cs + (s.batch - 1) * s.sc
+    }
+
     /// Runs the batch: `c`, `a`, `b` are item 0's operands. Always inlined: a single small
     /// product runs through its prepared nano-gemm plan from here, in the caller's frame.
     ///
