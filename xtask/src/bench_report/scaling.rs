@@ -2,7 +2,10 @@
 //! round runs `holdfast einsum INSTANCE --threads 1` pinned to CPU 0, then `--threads 2` pinned
 //! to CPUs 0 and 1, each a held session of [`REPEAT`] runs (the first cold) whose median it
 //! reports. A round's ratio divides two medians taken seconds apart, so a load spike on a shared
-//! machine moves both or neither; the target reads the median of the rounds' ratios.
+//! machine moves both or neither; the target reads the median of the rounds' ratios. The rounds
+//! go round the instances (round 1 of each, then round 2 of each, ...), so that a slow stretch
+//! of the machine, which lasts minutes on a shared host, falls on a round of every instance
+//! rather than on every round of one.
 //!
 //! Invariant: every ratio printed divides two medians of the same round.
 
@@ -14,9 +17,9 @@ use crate::DynError;
 
 /// Runs per `holdfast einsum` call.
 const REPEAT: &str = "5";
-/// Rounds per instance: the median of five stands when two rounds are disturbed (a load spike on
-/// a shared machine hitting one call of a pair), where the median of three did with one.
-pub(crate) const ROUNDS: usize = 5;
+/// Rounds per instance: the median of seven stands when three rounds are disturbed (a load spike
+/// on a shared machine hitting one call of a pair).
+pub(crate) const ROUNDS: usize = 7;
 
 /// One instance's rounds.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,8 +68,8 @@ fn median_seconds(
         .ok_or_else(|| format!("holdfast einsum {}: no median", file.display()).into())
 }
 
-/// [`ROUNDS`] rounds of every instance in `names` (files `DIR/NAME.json`), one instance after the
-/// other.
+/// [`ROUNDS`] rounds of every instance in `names` (files `DIR/NAME.json`), each round going
+/// through the instances in order.
 pub(crate) fn measure(
     holdfast: &Path,
     dir: &Path,
@@ -76,17 +79,20 @@ pub(crate) fn measure(
     if cpus < 2 {
         return Err("fewer than two CPUs".into());
     }
-    let mut out = Vec::with_capacity(names.len());
-    for name in names {
-        let file = dir.join(format!("{name}.json"));
-        let mut rounds = Vec::with_capacity(ROUNDS);
-        for _ in 0..ROUNDS {
+    let mut out: Vec<Scaling> = names
+        .iter()
+        .map(|name| Scaling { name: name.clone(), rounds: Vec::with_capacity(ROUNDS) })
+        .collect();
+    for round in 1..=ROUNDS {
+        for scaling in &mut out {
+            let (name, file) = (&scaling.name, dir.join(format!("{}.json", scaling.name)));
             let one = median_seconds(holdfast, &file, "0", "1")?;
             let two = median_seconds(holdfast, &file, "0,1", "2")?;
-            eprintln!("bench-report: {name}: 1 thread {one:.3} s, 2 threads {two:.3} s");
-            rounds.push((one, two));
+            eprintln!(
+                "bench-report: {name}: round {round}: 1 thread {one:.3} s, 2 threads {two:.3} s"
+            );
+            scaling.rounds.push((one, two));
         }
-        out.push(Scaling { name: name.clone(), rounds });
     }
     Ok(out)
 }

@@ -458,7 +458,7 @@ mod tests {
         let v = verdicts(&r, Some(&peers), &Medians::new(), Some(&fast));
         let two = v.last().unwrap();
         assert_eq!(two.met, Some(true), "{two:?}");
-        assert!(two.measured.starts_with("median of 5 rounds in turn: x 1.90x"), "{two:?}");
+        assert!(two.measured.starts_with("median of 7 rounds in turn: x 1.90x"), "{two:?}");
         let mut slow = fast.clone();
         slow[2] = round(1.7);
         let v = verdicts(&r, Some(&peers), &Medians::new(), Some(&slow[..]));

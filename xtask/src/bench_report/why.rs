@@ -56,19 +56,21 @@ const WHY: &[Why] = &[
         key: "2 threads vs 1",
         page: "2026-12-04-gemm-blocks-two-threads.md, \
                2026-12-03-borrowed-views-fixed-cost.md (Two threads on mera_closed), \
-               2026-12-05-gm-queen-two-threads.md and \
-               2026-12-05-broadcast-chains-fused.md",
+               2026-12-05-gm-queen-two-threads.md, \
+               2026-12-05-broadcast-chains-fused.md and \
+               2026-12-05-consumer-ordered-copies.md",
         finding: "a product that fans out is cut into one independent block of output rows or \
                   columns per thread, a batch of large items that does not divide over the \
                   threads deals whole items evenly and cuts the rest, and the blocks of a \
-                  blocked copy whose products are too small to fan out are dealt over the \
-                  threads. gm_queen's broadcast chain, which streamed memory that this VM's \
-                  second core hardly adds bandwidth to, is now one fused pass of arithmetic on \
-                  cached factors (1.96x on its own); its largest steps scale by 1.83-1.96x. \
-                  What is left below 2x on the four instances is memory-bound small steps \
-                  (a product with k = 3 that does not scale) and the rounds' noise: the ratio \
-                  is read from rounds in turn (one thread, then two, seconds apart), each \
-                  round printed",
+                  blocked copy, or the positions of a loop of products, too small to fan out \
+                  are dealt over the threads. gm_queen's broadcast chain, which streamed memory \
+                  that this VM's second core hardly adds bandwidth to, is now one fused pass of \
+                  arithmetic on cached factors (1.96x on its own); its largest steps scale by \
+                  1.83-1.96x. What is left below 2x on the four instances is memory-bound \
+                  steps (permutation_light: 405 small steps of about 6 µs each, below every \
+                  fan-out size, and a product streaming 64 MB) and the rounds' noise: the \
+                  ratio is read from rounds in turn (one thread, then two, seconds apart), \
+                  going round the instances, each round printed",
     },
     Why {
         key: "resident peak",
