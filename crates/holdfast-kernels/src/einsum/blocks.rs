@@ -33,6 +33,7 @@ use holdfast_tensor::{Element, record_copy};
 use rayon::prelude::*;
 
 use super::layout::dense_len;
+use super::outer::each_product;
 use super::plan::CopyOp;
 use super::planner::Operand;
 use crate::matmul::batch::PreparedGemm;
@@ -236,10 +237,7 @@ impl Blocks {
     ) {
         match &self.inner {
             None => self.gemm.run(MatMut::new(out, pc), a, b, accum, par),
-            Some(nest) => nest.for_each_offset(|qc, qa, qb| {
-                let c = MatMut::new(out, pc + qc);
-                self.gemm.run(c, a.shifted(qa), b.shifted(qb), accum, par);
-            }),
+            Some(nest) => each_product(&self.gemm, nest, out, pc, (a, b), accum, par),
         }
     }
 

@@ -47,6 +47,14 @@ impl<'a, T> Buffer<'a, T> {
     }
 }
 
+/// The leaves of `a`, then those of `b`: the operands of a deferred or fused step, in order.
+fn leaves_of<'a, T>(a: Buffer<'a, T>, b: Buffer<'a, T>) -> Vec<Buffer<'a, T>> {
+    let mut leaves = Vec::new();
+    a.into_leaves(&mut leaves);
+    b.into_leaves(&mut leaves);
+    leaves
+}
+
 /// The live operands of a run, inline for the common handful (no allocation per run).
 type Buffers<'a, T> = SmallVec<[Buffer<'a, T>; 8]>;
 
@@ -153,9 +161,7 @@ fn run_fused<T: Element, A: KernelAlloc + ?Sized>(
     alloc: &mut A,
     par: Par,
 ) -> Vec<T> {
-    let mut leaves = Vec::new();
-    a.into_leaves(&mut leaves);
-    b.into_leaves(&mut leaves);
+    let leaves = leaves_of(a, b);
     let mut out = alloc.take::<T>(len);
     let mut pre: SmallVec<[Vec<T>; 4]> = SmallVec::new();
     {
@@ -319,10 +325,7 @@ impl EinsumPlan {
             let (a_copy, b_copy) = match &step.core {
                 Core::Gemm(g) => (g.a_copy.as_ref(), g.b_copy.as_ref()),
                 Core::Defer => {
-                    let mut leaves = Vec::new();
-                    sa.into_leaves(&mut leaves);
-                    sb.into_leaves(&mut leaves);
-                    list.push(Buffer::Deferred(leaves));
+                    list.push(Buffer::Deferred(leaves_of(sa, sb)));
                     continue;
                 }
                 Core::Fused(f) => {

@@ -15,6 +15,7 @@ use holdfast_tensor::Element;
 use rayon::prelude::*;
 
 use super::plan::GemmCore;
+use crate::matmul::batch::PreparedGemm;
 use crate::matmul::operand::{Accum, MatMut, MatRef};
 use crate::strided::Nest;
 use crate::{Family, Par};
@@ -63,10 +64,7 @@ pub(super) fn run_outer<T: Element>(
     par: Par,
 ) {
     let Some(deal) = deal(g, nest, par) else {
-        nest.for_each_offset(|pc, pa, pb| {
-            g.gemm.run(MatMut::new(out, pc), a.shifted(pa), b.shifted(pb), accum, par);
-        });
-        return;
+        return each_product(&g.gemm, nest, out, 0, (a, b), accum, par);
     };
     let (d0, sa0, sb0) = (nest.shape[0], nest.sa[0], nest.sb[0]);
     // Run `i` owns C from its first position to the next run's first: it writes only there.
@@ -78,8 +76,22 @@ pub(super) fn run_outer<T: Element>(
         let mut run = nest.clone();
         run.shape[0] = deal.rows.min(d0 - first);
         let (a, b) = (a.shifted(first * sa0), b.shifted(first * sb0));
-        run.for_each_offset(|pc, pa, pb| {
-            g.gemm.run(MatMut::new(part, pc), a.shifted(pa), b.shifted(pb), accum, Par::Seq);
-        });
+        each_product(&g.gemm, &run, part, 0, (a, b), accum, Par::Seq);
+    });
+}
+
+/// `gemm` at every position of `nest`, its C at `pc` plus the position's offset in `out`, A and
+/// B shifted by theirs.
+pub(super) fn each_product<T: Element>(
+    gemm: &PreparedGemm,
+    nest: &Nest,
+    out: &mut [T],
+    pc: usize,
+    (a, b): (MatRef<'_, T>, MatRef<'_, T>),
+    accum: Accum,
+    par: Par,
+) {
+    nest.for_each_offset(|qc, qa, qb| {
+        gemm.run(MatMut::new(out, pc + qc), a.shifted(qa), b.shifted(qb), accum, par);
     });
 }
