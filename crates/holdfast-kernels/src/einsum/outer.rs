@@ -8,6 +8,7 @@
 //! dealt over the threads instead, each run writing only its own part of C. Every product is
 //! the one the loop would have made, on the same operands, so the result is the same.
 
+mod rows;
 #[cfg(test)]
 mod tests;
 
@@ -63,7 +64,17 @@ pub(super) fn run_outer<T: Element>(
     accum: Accum,
     par: Par,
 ) {
-    let Some(deal) = deal(g, nest, par) else {
+    // Runs of the outermost label when they share out evenly, else blocks of the labels writing
+    // apart and of C's rows (`rows`), else runs of the outermost label however they share out.
+    let dealt = deal(g, nest, par);
+    let even = dealt.is_some_and(|d| {
+        let d0 = nest.shape[0];
+        d0 >= d.threads * RUNS_PER_THREAD || d0.is_multiple_of(d.threads)
+    });
+    if !even && let Some(cut) = rows::row_deal(g, nest, par) {
+        return rows::run_rows(g, &cut, out, (a, b), accum);
+    }
+    let Some(deal) = dealt else {
         return each_product(&g.gemm, nest, out, 0, (a, b), accum, par);
     };
     let (d0, sa0, sb0) = (nest.shape[0], nest.sa[0], nest.sb[0]);

@@ -59,6 +59,11 @@ impl PreparedGemm {
         if swapped {
             spec = spec.transposed();
         }
+        Self::oriented(spec, swapped)
+    }
+
+    /// Prepares `spec`, already in the orientation it runs in.
+    fn oriented(spec: BatchSpec, swapped: bool) -> Self {
         let (m, n, k) = (spec.a.rows, spec.b.cols, spec.a.cols);
         let kernel = if spec.batch == 0 || m == 0 || n == 0 {
             Kernel::Nothing
@@ -96,6 +101,40 @@ impl PreparedGemm {
             return 0;
         }
         1 + (s.c.rows - 1) * s.c.rs + (s.c.cols - 1) * s.c.cs + (s.batch - 1) * s.sc
+    }
+
+    /// The rows of C as the batch runs, for cutting it into blocks of rows
+    /// (`einsum::outer`'s row deal).
+    pub(crate) fn row_axes(&self) -> RowAxes {
+        let s = &self.spec;
+        let (a_row, b_row) = if self.swapped { (0, s.a.rs) } else { (s.a.rs, 0) };
+        let (sa, sb) = if self.swapped { (s.sb, s.sa) } else { (s.sa, s.sb) };
+        RowAxes {
+            rows: s.c.rows,
+            cols: s.c.cols,
+            c_rs: s.c.rs,
+            a_row,
+            b_row,
+            row_reach: s.c.cols.saturating_sub(1) * s.c.cs,
+            batch: s.batch,
+            sc: s.sc,
+            sa,
+            sb,
+        }
+    }
+
+    /// The same product on the first `rows` rows of C as run (and of the left operand as
+    /// run), over `batch` items: a block of rows of this batch, run with operands shifted by
+    /// [`row_axes`](Self::row_axes)'s strides.
+    ///
+    /// # Panics
+    ///
+    /// When `rows` exceeds the batch's rows or `batch` its items (a broken caller invariant).
+    pub(crate) fn rows_part(&self, rows: usize, batch: usize) -> PreparedGemm {
+        assert!(rows <= self.spec.c.rows && batch <= self.spec.batch, "a part of the batch");
+        let mut spec = self.spec;
+        (spec.a.rows, spec.c.rows, spec.batch) = (rows, rows, batch);
+        Self::oriented(spec, self.swapped)
     }
 
     /// Runs the batch: `c`, `a`, `b` are item 0's operands. Always inlined: a single small
@@ -192,6 +231,26 @@ impl PreparedGemm {
             }
         }
     }
+}
+
+/// The rows of a prepared batch's C as it runs ([`PreparedGemm::row_axes`]); strides of A and B
+/// are in the caller's orientation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RowAxes {
+    /// Rows and columns of C as run, and the rows' stride in C.
+    pub(crate) rows: usize,
+    pub(crate) cols: usize,
+    pub(crate) c_rs: usize,
+    /// How far A and B move for one row of C.
+    pub(crate) a_row: usize,
+    pub(crate) b_row: usize,
+    /// The farthest element of C one row writes, from its first.
+    pub(crate) row_reach: usize,
+    /// Items of the batch, and their strides in C, A and B.
+    pub(crate) batch: usize,
+    pub(crate) sc: usize,
+    pub(crate) sa: usize,
+    pub(crate) sb: usize,
 }
 
 /// Runs the batch `spec` once, prepared for this call only.

@@ -1,0 +1,187 @@
+//! A product step's loop cut into blocks of C's rows over the threads.
+//!
+//! When the loop's outermost positions do not write apart in C, or its products are large
+//! enough to fan out one by one (a join per product), the step may still cut along the rows of
+//! its products' C (as the product runs). It does when C's rows hold everything below them, and
+//! everything above them writes apart:
+//! - *below*: the columns of a row, the batch, and every loop label whose C stride is under the
+//!   row stride reach less than one row stride;
+//! - *above*: every other loop label, taken outermost first, has a stride greater than the reach
+//!   of all below it.
+//!
+//! C is then a sequence of disjoint blocks, one per position of the labels above and per part of
+//! the rows, each holding whole rows. A block's products are the step's products restricted to
+//! its rows (the left operand's rows as run), each element of C computed by the same kernel from
+//! the same `k` terms in the same order: the result has the loop's bits, and adding into C keeps
+//! its meaning. The blocks go to rayon as one list and meet once, at the end.
+//!
+//! Every part of the rows reads the whole right operand of its position. Rows are cut only as
+//! far as an even share of blocks per thread needs (`threads / gcd(positions, threads)` parts),
+//! and only where that reading is no extra cost: when the products would otherwise run one after
+//! another, or when they would fan out by rows themselves (no fewer rows than columns). A batch
+//! above the rows is left to the batch driver: cut apart, items that share an operand would
+//! each read it again.
+
+#[cfg(test)]
+mod tests;
+
+use holdfast_tensor::Element;
+use rayon::prelude::*;
+use smallvec::SmallVec;
+
+use super::each_product;
+use crate::einsum::plan::GemmCore;
+use crate::matmul::batch::PreparedGemm;
+use crate::matmul::operand::{Accum, MatRef};
+use crate::strided::{Axes, Nest};
+use crate::{Family, Par};
+
+/// How a loop is cut: the positions of `above` (outermost first, apart in C) times `parts`
+/// blocks of rows, each block running the product on its rows at every position of `below`.
+#[derive(Debug, Clone)]
+pub(super) struct RowDeal {
+    /// Sizes and strides in C, A and B of the labels above the rows, outermost first.
+    pub(super) above: Nest,
+    /// The labels each block loops over: those above the rows that are not dealt (when blocks
+    /// hold whole rows), outermost first, then those below the rows in the loop's order.
+    pub(super) below: Nest,
+    /// Parts the rows are cut into, at most the rows.
+    pub(super) parts: usize,
+    /// Rows per part (the last may have fewer).
+    pub(super) per: usize,
+}
+
+fn empty_nest() -> Nest {
+    Nest { shape: Axes::new(), so: Axes::new(), sa: Axes::new(), sb: Axes::new() }
+}
+
+fn push(nest: &mut Nest, (size, c, a, b): (usize, usize, usize, usize)) {
+    nest.shape.push(size);
+    nest.so.push(c);
+    nest.sa.push(a);
+    nest.sb.push(b);
+}
+
+const fn gcd(mut x: usize, mut y: usize) -> usize {
+    while y != 0 {
+        (x, y) = (y, x % y);
+    }
+    x
+}
+
+/// How `g`'s loop `nest` is cut by rows over `par`'s threads, or `None` when it is not: one
+/// thread, too little work to fan out, a product that adds into C, or a C whose rows do not hold
+/// what lies below them or whose labels above do not write apart.
+pub(super) fn row_deal(g: &GemmCore, nest: &Nest, par: Par) -> Option<RowDeal> {
+    let total = g.gemm.flops().saturating_mul(nest.numel() as u64);
+    let threads = par.for_size(Family::Gemm, total).threads();
+    if threads < 2 || g.accumulate || nest.numel() == 0 {
+        return None;
+    }
+    let r = g.gemm.row_axes();
+    if r.rows == 0 || r.batch == 0 {
+        return None;
+    }
+    let mut above: SmallVec<[(usize, usize, usize, usize); 8]> = SmallVec::new();
+    let mut below = empty_nest();
+    let mut below_reach = r.row_reach;
+    let labels = (0..nest.shape.len()).map(|i| (nest.shape[i], nest.so[i], nest.sa[i], nest.sb[i]));
+    for axis @ (size, c, _, _) in labels.filter(|&(size, ..)| size > 1) {
+        if c < r.c_rs {
+            below_reach += (size - 1) * c;
+            push(&mut below, axis);
+        } else {
+            above.push(axis);
+        }
+    }
+    // A batch above the rows reaches past the row stride: no cut (module docs).
+    below_reach += (r.batch - 1) * r.sc;
+    if below_reach >= r.c_rs && r.rows > 1 {
+        return None;
+    }
+    above.sort_by_key(|&(_, c, ..)| std::cmp::Reverse(c));
+    let mut reach = (r.rows - 1) * r.c_rs + below_reach;
+    for &(size, c, ..) in above.iter().rev() {
+        if reach >= c {
+            return None;
+        }
+        reach += (size - 1) * c;
+    }
+    let positions: usize = above.iter().map(|&(size, ..)| size).product();
+    let alone = par.for_size(Family::Gemm, g.gemm.flops()) == Par::Seq;
+    let want = threads * super::RUNS_PER_THREAD;
+    let parts = if positions >= want {
+        1
+    } else if alone || r.rows >= r.cols {
+        (threads / gcd(positions, threads)).min(r.rows)
+    } else if positions.is_multiple_of(threads) {
+        1
+    } else {
+        return None;
+    };
+    let per = r.rows.div_ceil(parts);
+    let parts = r.rows.div_ceil(per);
+    if positions * parts < threads {
+        return None;
+    }
+    // Blocks of whole rows hold every label below the outermost ones that give enough blocks:
+    // those run inside the blocks, outermost first.
+    let mut above_nest = empty_nest();
+    let mut inside = empty_nest();
+    let mut blocks = 1;
+    for axis in above {
+        if parts == 1 && blocks >= want {
+            push(&mut inside, axis);
+        } else {
+            blocks *= axis.0;
+            push(&mut above_nest, axis);
+        }
+    }
+    for i in 0..below.shape.len() {
+        push(&mut inside, (below.shape[i], below.so[i], below.sa[i], below.sb[i]));
+    }
+    Some(RowDeal { above: above_nest, below: inside, parts, per })
+}
+
+/// One block: its part of C, the offsets of A and B at its first product, and its rows.
+type Block<'c, T> = (&'c mut [T], usize, usize, usize);
+
+/// `g`'s product at every position of its loop into `out`, cut as `deal` says.
+pub(super) fn run_rows<T: Element>(
+    g: &GemmCore,
+    deal: &RowDeal,
+    out: &mut [T],
+    (a, b): (MatRef<'_, T>, MatRef<'_, T>),
+    accum: Accum,
+) {
+    let r = g.gemm.row_axes();
+    let items = r.batch;
+    let full = g.gemm.rows_part(deal.per, items);
+    let last_rows = r.rows - deal.per * (deal.parts - 1);
+    let last = g.gemm.rows_part(last_rows, items);
+    // What one block of `rows` rows writes: its rows, then what lies below the last one.
+    let below_reach = (deal.below.shape.iter().zip(&deal.below.so))
+        .map(|(&size, &c)| (size - 1) * c)
+        .sum::<usize>();
+    let items_reach = (items - 1) * r.sc;
+    let span = |rows: usize| (rows - 1) * r.c_rs + r.row_reach + below_reach + items_reach + 1;
+    // Blocks in the order of C (the labels above go outermost first and write apart).
+    let mut blocks: Vec<Block<'_, T>> = Vec::with_capacity(deal.above.numel() * deal.parts);
+    let mut rest = out;
+    let mut taken = 0;
+    deal.above.for_each_offset(|pc, pa, pb| {
+        for part in 0..deal.parts {
+            let (first, rows) =
+                (part * deal.per, if part + 1 == deal.parts { last_rows } else { deal.per });
+            let start = pc + first * r.c_rs;
+            let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - taken);
+            let (block, tail) = tail.split_at_mut(span(rows));
+            (rest, taken) = (tail, start + span(rows));
+            blocks.push((block, pa + first * r.a_row, pb + first * r.b_row, rows));
+        }
+    });
+    blocks.into_par_iter().for_each(|(block, pa, pb, rows)| {
+        let gemm: &PreparedGemm = if rows == deal.per { &full } else { &last };
+        each_product(gemm, &deal.below, block, 0, (a.shifted(pa), b.shifted(pb)), accum, Par::Seq);
+    });
+}
