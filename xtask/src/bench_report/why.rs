@@ -22,8 +22,9 @@ pub(crate) struct Why {
 const WHY: &[Why] = &[
     Why {
         key: "fixed cost of a warm held",
-        page: "2026-12-04-store-forwarding-fixed-cost.md (What remains) and \
-               2026-12-04-einsum-result-in-place.md",
+        page: "2026-12-04-store-forwarding-fixed-cost.md (What remains), \
+               2026-12-04-einsum-result-in-place.md and \
+               2026-12-05-rows-cut-over-threads.md (The report at be5038e)",
         finding: "time-sampled with perf: the largest item left is the caller's move of the \
                   returned 160-byte tensor out of its Result (about 11 ns of a held 2x2 \
                   product's 52 ns, in memmove), whose wide loads wait for the operation's last \
@@ -36,13 +37,17 @@ const WHY: &[Why] = &[
                   the plan's execution (about 2 ns). A 128-byte tensor (four inline axes) measured \
                   3-5 ns less but would allocate the layouts of rank-5 and rank-6 tensors. The \
                   rest is the entry, checks, route, plan lookup and the pool's accounting, a \
-                  few dozen instructions each; `matmul_into` pays none of the move",
+                  few dozen instructions each; `matmul_into` pays none of the move. On the Intel \
+                  VM first measured at be5038e (faer's 2048³ rate 0.55 of the AMD VM's) every \
+                  fixed cost grew by 1.3x to 1.6x, the bare kernels beside them too (a prepared \
+                  4x4 product 13.7 -> 18.1 ns), with the held path's code unchanged",
     },
     Why {
         key: "GEMM-bound time",
         page: "2026-12-02-peers.md (The GEMM bound), \
                2026-12-05-mera-open-narrowed-products.md and \
-               2026-12-05-left-operands-read-ahead.md (What remains in mera_open)",
+               2026-12-05-left-operands-read-ahead.md (What remains in mera_open) and \
+               2026-12-05-rows-cut-over-threads.md (The report at be5038e)",
         finding: "mera_open's largest product runs at its bound; the time over the bound is \
                   that step's copy of its right operand (10 M elements, 15 ms), two \
                   memory-bound steps with k of 24 and 11 (12 ms against about 4), and the \
@@ -50,27 +55,37 @@ const WHY: &[Why] = &[
                   large operand in place (46-48 ms against a bound of 38 ms, since each block \
                   of it is read into cache column by column before faer's first product over \
                   it; 54-57 ms before). The reports' shares move with faer's measured DGEMM \
-                  rate, which sets the bound, as much as with holdfast's time",
+                  rate, which sets the bound, as much as with holdfast's time. On the Intel VM first \
+                  measured at be5038e the shares fell to 68-69 %: faer's x86 kernels size their \
+                  blocks from the cache sizes CPUID reports, and this VM reports a 480 MiB L3. \
+                  mera_closed's step 29, `40×171 · 171×198288`, took 108 ms against a bound of \
+                  37 ms; the same product took 113.7 ms as one faer call and 68.5 ms cut into \
+                  256-column blocks (OpenBLAS 61.9 ms)",
     },
     Why {
         key: "2 threads vs 1",
         page: "2026-12-04-gemm-blocks-two-threads.md, \
                2026-12-03-borrowed-views-fixed-cost.md (Two threads on mera_closed), \
                2026-12-05-gm-queen-two-threads.md, \
-               2026-12-05-broadcast-chains-fused.md and \
-               2026-12-05-consumer-ordered-copies.md",
+               2026-12-05-broadcast-chains-fused.md, \
+               2026-12-05-consumer-ordered-copies.md and \
+               2026-12-05-rows-cut-over-threads.md",
         finding: "a product that fans out is cut into one independent block of output rows or \
                   columns per thread, a batch of large items that does not divide over the \
                   threads deals whole items evenly and cuts the rest, and the blocks of a \
                   blocked copy, or the positions of a loop of products, too small to fan out \
-                  are dealt over the threads. gm_queen's broadcast chain, which streamed memory \
-                  that this VM's second core hardly adds bandwidth to, is now one fused pass of \
+                  are dealt over the threads; a loop whose positions interleave in C is cut \
+                  into blocks of C's rows. gm_queen's broadcast chain, which streamed memory \
+                  that the AMD VM's second core hardly added bandwidth to, is now one fused pass of \
                   arithmetic on cached factors (1.96x on its own); its largest steps scale by \
                   1.83-1.96x. What is left below 2x on the four instances is memory-bound \
                   steps (permutation_light: 405 small steps of about 6 µs each, below every \
                   fan-out size, and a product streaming 64 MB) and the rounds' noise: the \
                   ratio is read from rounds in turn (one thread, then two, seconds apart), \
-                  going round the instances, each round printed",
+                  going round the instances, each round printed. On the Intel VM first \
+                  measured at be5038e mera_closed read 1.68-1.92x over the report's rounds and \
+                  1.88-1.90x by hand; its largest loss is a batch of 216 products \
+                  `540×136 · 136×270` writing 252 MB (1.72x, 13 ms of 459)",
     },
     Why {
         key: "resident peak",
