@@ -147,6 +147,11 @@ pub(super) fn row_deal(g: &GemmCore, nest: &Nest, par: Par) -> Option<RowDeal> {
 type Block<'c, T> = (&'c mut [T], usize, usize, usize);
 
 /// `g`'s product at every position of its loop into `out`, cut as `deal` says.
+///
+/// # Panics
+///
+/// When `out` ends before the loop's last write, or the operands before their last read (a
+/// broken plan invariant: the plan sized every buffer for its step).
 pub(super) fn run_rows<T: Element>(
     g: &GemmCore,
     deal: &RowDeal,
