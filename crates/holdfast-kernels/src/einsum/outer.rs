@@ -33,6 +33,12 @@ pub(super) struct Deal {
 /// Runs per thread, so that a thread that finishes early takes another.
 const RUNS_PER_THREAD: usize = 4;
 
+/// Whether `count` equal runs share out over `threads` threads without one waiting on another:
+/// they divide evenly, or there are enough for a thread that finishes early to take another.
+fn shares_evenly(count: usize, threads: usize) -> bool {
+    count >= threads * RUNS_PER_THREAD || count.is_multiple_of(threads)
+}
+
 /// How `g`'s loop `nest` is dealt over `par`'s threads, or `None` when it runs in order: one
 /// product fans out on its own, the whole loop is too small to, or its outermost positions do
 /// not write apart in C.
@@ -67,10 +73,7 @@ pub(super) fn run_outer<T: Element>(
     // Runs of the outermost label when they share out evenly, else blocks of the labels writing
     // apart and of C's rows (`rows`), else runs of the outermost label however they share out.
     let dealt = deal(g, nest, par);
-    let even = dealt.is_some_and(|d| {
-        let d0 = nest.shape[0];
-        d0 >= d.threads * RUNS_PER_THREAD || d0.is_multiple_of(d.threads)
-    });
+    let even = dealt.is_some_and(|d| shares_evenly(nest.shape[0], d.threads));
     if !even && let Some(cut) = rows::row_deal(g, nest, par) {
         return rows::run_rows(g, &cut, out, (a, b), accum);
     }

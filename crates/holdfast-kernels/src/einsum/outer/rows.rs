@@ -49,17 +49,22 @@ pub(super) struct RowDeal {
     pub(super) parts: usize,
     /// Rows per part (the last may have fewer).
     pub(super) per: usize,
+    /// The farthest element of C a block writes, from the start of its last row.
+    reach: usize,
 }
 
-fn empty_nest() -> Nest {
-    Nest { shape: Axes::new(), so: Axes::new(), sa: Axes::new(), sb: Axes::new() }
-}
+/// A loop label while the cut is planned: size, and strides in C, A and B.
+type Label = (usize, usize, usize, usize);
 
-fn push(nest: &mut Nest, (size, c, a, b): (usize, usize, usize, usize)) {
-    nest.shape.push(size);
-    nest.so.push(c);
-    nest.sa.push(a);
-    nest.sb.push(b);
+fn nest_of(labels: impl IntoIterator<Item = Label>) -> Nest {
+    let mut nest = Nest { shape: Axes::new(), so: Axes::new(), sa: Axes::new(), sb: Axes::new() };
+    for (size, c, a, b) in labels {
+        nest.shape.push(size);
+        nest.so.push(c);
+        nest.sa.push(a);
+        nest.sb.push(b);
+    }
+    nest
 }
 
 const fn gcd(mut x: usize, mut y: usize) -> usize {
@@ -82,40 +87,30 @@ pub(super) fn row_deal(g: &GemmCore, nest: &Nest, par: Par) -> Option<RowDeal> {
     if r.rows == 0 || r.batch == 0 {
         return None;
     }
-    let mut above: SmallVec<[(usize, usize, usize, usize); 8]> = SmallVec::new();
-    let mut below = empty_nest();
-    let mut below_reach = r.row_reach;
     let labels = (0..nest.shape.len()).map(|i| (nest.shape[i], nest.so[i], nest.sa[i], nest.sb[i]));
-    for axis @ (size, c, _, _) in labels.filter(|&(size, ..)| size > 1) {
-        if c < r.c_rs {
-            below_reach += (size - 1) * c;
-            push(&mut below, axis);
-        } else {
-            above.push(axis);
-        }
-    }
+    let (mut above, below): (SmallVec<[Label; 8]>, SmallVec<[Label; 8]>) =
+        labels.filter(|&(size, ..)| size > 1).partition(|&(_, c, ..)| c >= r.c_rs);
     // A batch above the rows reaches past the row stride: no cut (module docs).
-    below_reach += (r.batch - 1) * r.sc;
-    if below_reach >= r.c_rs && r.rows > 1 {
+    let mut reach = r.row_reach
+        + (r.batch - 1) * r.sc
+        + below.iter().map(|&(size, c, ..)| (size - 1) * c).sum::<usize>();
+    if reach >= r.c_rs && r.rows > 1 {
         return None;
     }
     above.sort_by_key(|&(_, c, ..)| std::cmp::Reverse(c));
-    let mut reach = (r.rows - 1) * r.c_rs + below_reach;
+    let mut whole = (r.rows - 1) * r.c_rs + reach;
     for &(size, c, ..) in above.iter().rev() {
-        if reach >= c {
+        if whole >= c {
             return None;
         }
-        reach += (size - 1) * c;
+        whole += (size - 1) * c;
     }
     let positions: usize = above.iter().map(|&(size, ..)| size).product();
     let alone = par.for_size(Family::Gemm, g.gemm.flops()) == Par::Seq;
-    let want = threads * super::RUNS_PER_THREAD;
-    let parts = if positions >= want {
+    let parts = if super::shares_evenly(positions, threads) {
         1
     } else if alone || r.rows >= r.cols {
         (threads / gcd(positions, threads)).min(r.rows)
-    } else if positions.is_multiple_of(threads) {
-        1
     } else {
         return None;
     };
@@ -124,23 +119,24 @@ pub(super) fn row_deal(g: &GemmCore, nest: &Nest, par: Par) -> Option<RowDeal> {
     if positions * parts < threads {
         return None;
     }
-    // Blocks of whole rows hold every label below the outermost ones that give enough blocks:
-    // those run inside the blocks, outermost first.
-    let mut above_nest = empty_nest();
-    let mut inside = empty_nest();
+    // Blocks of whole rows hold every label above the outermost ones that give enough blocks:
+    // those run inside the blocks, outermost first, before the labels below the rows.
+    let want = threads * super::RUNS_PER_THREAD;
+    let mut dealt = 0;
     let mut blocks = 1;
-    for axis in above {
-        if parts == 1 && blocks >= want {
-            push(&mut inside, axis);
-        } else {
-            blocks *= axis.0;
-            push(&mut above_nest, axis);
-        }
+    while dealt < above.len() && (parts > 1 || blocks < want) {
+        blocks *= above[dealt].0;
+        dealt += 1;
     }
-    for i in 0..below.shape.len() {
-        push(&mut inside, (below.shape[i], below.so[i], below.sa[i], below.sb[i]));
-    }
-    Some(RowDeal { above: above_nest, below: inside, parts, per })
+    let inside = &above[dealt..];
+    reach += inside.iter().map(|&(size, c, ..)| (size - 1) * c).sum::<usize>();
+    Some(RowDeal {
+        above: nest_of(above[..dealt].iter().copied()),
+        below: nest_of(inside.iter().chain(&below).copied()),
+        parts,
+        per,
+        reach,
+    })
 }
 
 /// One block: its part of C, the offsets of A and B at its first product, and its rows.
@@ -160,16 +156,11 @@ pub(super) fn run_rows<T: Element>(
     accum: Accum,
 ) {
     let r = g.gemm.row_axes();
-    let items = r.batch;
-    let full = g.gemm.rows_part(deal.per, items);
+    let full = g.gemm.rows_part(deal.per, r.batch);
     let last_rows = r.rows - deal.per * (deal.parts - 1);
-    let last = g.gemm.rows_part(last_rows, items);
+    let last = g.gemm.rows_part(last_rows, r.batch);
     // What one block of `rows` rows writes: its rows, then what lies below the last one.
-    let below_reach = (deal.below.shape.iter().zip(&deal.below.so))
-        .map(|(&size, &c)| (size - 1) * c)
-        .sum::<usize>();
-    let items_reach = (items - 1) * r.sc;
-    let span = |rows: usize| (rows - 1) * r.c_rs + r.row_reach + below_reach + items_reach + 1;
+    let span = |rows: usize| (rows - 1) * r.c_rs + deal.reach + 1;
     // Blocks in the order of C (the labels above go outermost first and write apart).
     let mut blocks: Vec<Block<'_, T>> = Vec::with_capacity(deal.above.numel() * deal.parts);
     let mut rest = out;

@@ -84,6 +84,10 @@ fn rows_are_cut_when_they_hold_what_lies_below_and_what_lies_above_writes_apart(
         (cut.parts, cut.above.shape.as_slice(), cut.below.shape.as_slice()),
         (1, &[3, 4][..], &[3][..])
     );
+    // Exactly eight blocks of the outer two are enough.
+    let (g, nest) = core(1, 0, 1, 0, &[(2, 96, 64), (4, 24, 16), (3, 8, 0)]);
+    let cut = row_deal(&g, &nest, par).unwrap_or_else(|| panic!("no cut"));
+    assert_eq!((cut.above.shape.as_slice(), cut.below.shape.as_slice()), (&[2, 4][..], &[3][..]));
     // One thread, too little work, or products that add into C: no cut.
     let (g, nest) = core(4, 48, 2, 8, &[(3, 16, 64)]);
     assert_eq!(parts(row_deal(&g, &nest, Par::Seq)), None);
