@@ -18,10 +18,9 @@ use std::time::Instant;
 use holdfast_kernels::{FanOut, Par, matmul::matmul_into};
 use holdfast_tensor::Tensor;
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
+mod support;
+
+use support::median;
 
 fn main() {
     let args: Vec<usize> = std::env::args().skip(1).map(|s| s.parse().unwrap()).collect();

@@ -16,6 +16,7 @@ use holdfast_tensor::{DType, Element, c32, c64};
 
 use super::nano::{NanoPlan, NanoScalar, NanoShape};
 use super::operand::{Accum, MatMut, MatRef, MatSpec};
+use super::panels::Panels;
 use crate::Par;
 
 /// Largest `m·n·k` sent to nano-gemm's small-product kernels directly (faer's own threshold
@@ -353,15 +354,31 @@ fn faer_typed<T: Element, U: FaerScalar>(
 }
 
 /// One single-threaded product: this crate's own kernel when the shape has one, else faer,
-/// after reading a left operand it would fetch across pages into cache (`warm`).
+/// after reading a left operand it would fetch across pages into cache (`warm`), in panels
+/// along the output's contiguous dimension when it is long (`panels`).
 fn seq_product<U: FaerScalar>(
     mut c: faer::MatMut<'_, U>,
     accum: faer::Accum,
     a: faer::MatRef<'_, U>,
     b: faer::MatRef<'_, U>,
 ) {
-    if !U::own_kernel(c.as_mut(), accum, a, b) {
-        super::warm::warm(a);
-        faer::linalg::matmul::matmul(c, accum, a, b, U::ONE, faer::Par::Seq);
+    if U::own_kernel(c.as_mut(), accum, a, b) {
+        return;
     }
+    super::warm::warm(a);
+    let (rows, cols, rs, cs) = (c.nrows(), c.ncols(), c.row_stride(), c.col_stride());
+    match Panels::of(rows, cols, rs, cs, a.ncols(), size_of::<U>()) {
+        Some(cut) => super::panels::run(cut, c, accum, a, b, faer_seq::<U>),
+        None => faer_seq(c, accum, a, b),
+    }
+}
+
+/// One faer call at `Par::Seq`.
+fn faer_seq<U: FaerScalar>(
+    c: faer::MatMut<'_, U>,
+    accum: faer::Accum,
+    a: faer::MatRef<'_, U>,
+    b: faer::MatRef<'_, U>,
+) {
+    faer::linalg::matmul::matmul(c, accum, a, b, U::ONE, faer::Par::Seq);
 }

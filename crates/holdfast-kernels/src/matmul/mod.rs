@@ -30,6 +30,7 @@ pub(crate) mod batch;
 mod bridge;
 mod nano;
 pub(crate) mod operand;
+mod panels;
 mod shape;
 mod split;
 #[cfg(test)]
