@@ -24,11 +24,14 @@ const WHY: &[Why] = &[
         key: "fixed cost of a warm held",
         page: "2026-12-04-store-forwarding-fixed-cost.md (What remains), \
                2026-12-04-einsum-result-in-place.md and \
-               2026-12-05-rows-cut-over-threads.md (The report at be5038e)",
-        finding: "time-sampled with perf: the largest item left is the caller's move of the \
-                  returned 160-byte tensor out of its Result (about 11 ns of a held 2x2 \
-                  product's 52 ns, in memmove), whose wide loads wait for the operation's last \
-                  stores to reach the cache. The copies inside the operation that did the same \
+               2026-12-05-rows-cut-over-threads.md (The report at be5038e) and \
+               2026-12-05-fixed-cost-observed-by-reference.md",
+        finding: "time-sampled with perf: a caller that moves the returned 160-byte tensor out \
+                  of the slot the operation wrote it to pays a memmove whose wide loads wait \
+                  for the operation's last stores to reach the cache (about 11 ns of a held 2x2 \
+                  product's 52 ns); the bench now observes both sides' results by reference \
+                  and no longer pays that move (same binary: held add 30.7 -> 26.1 ns, \
+                  einsum 35.5 -> 27.9 ns). The copies inside the operation that did the same \
                   were removed: the output layout's copy, the pool's pop (2x2 product 62 -> 52 \
                   ns, add 40 -> 37), and the einsum's two copies between result types (85-89 -> \
                   76-78 ns, then 52-54 -> 47-49 ns on a faster machine) and the held \
@@ -47,7 +50,8 @@ const WHY: &[Why] = &[
         page: "2026-12-02-peers.md (The GEMM bound), \
                2026-12-05-mera-open-narrowed-products.md and \
                2026-12-05-left-operands-read-ahead.md (What remains in mera_open) and \
-               2026-12-05-rows-cut-over-threads.md (The report at be5038e)",
+               2026-12-05-rows-cut-over-threads.md (The report at be5038e) and \
+               2026-12-05-faer-panels.md",
         finding: "mera_open's largest product runs at its bound; the time over the bound is \
                   that step's copy of its right operand (10 M elements, 15 ms), two \
                   memory-bound steps with k of 24 and 11 (12 ms against about 4), and the \
@@ -60,7 +64,9 @@ const WHY: &[Why] = &[
                   blocks from the cache sizes CPUID reports, and this VM reports a 480 MiB L3. \
                   mera_closed's step 29, `40×171 · 171×198288`, took 108 ms against a bound of \
                   37 ms; the same product took 113.7 ms as one faer call and 68.5 ms cut into \
-                  256-column blocks (OpenBLAS 61.9 ms)",
+                  256-column blocks (OpenBLAS 61.9 ms). Since d31306a a single-threaded faer \
+                  product is cut into 2 KiB panels along C's contiguous dimension (63 ms for \
+                  that product; mera_closed at one thread 756-832 -> 684-713 ms)",
     },
     Why {
         key: "2 threads vs 1",
