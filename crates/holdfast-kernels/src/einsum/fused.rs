@@ -33,6 +33,7 @@ use smallvec::SmallVec;
 
 use super::layout::dense_len;
 use super::planner::Operand;
+use super::step::SCATTERED_COPY_MIN;
 use crate::strided::{Axes, Nest, copy_nest_of};
 
 /// The most elements a block holds when it spans several axes (`f64`: 16 KiB, in L1 with room
@@ -43,10 +44,6 @@ const BLOCK_MAX: usize = 2048;
 /// more leaves, each one gather fewer per output element, and gathers from L3 still cost less
 /// than the ones they replace.
 const GROUP_MAX: usize = 1 << 20;
-
-/// The fewest elements of a leaf copied into the output first when the main pass would read
-/// it scattered: a smaller leaf stays in cache.
-const COPY_MIN: usize = 1 << 15;
 
 /// Where the main pass reads one of its factors.
 #[derive(Debug, Clone, Copy)]
@@ -129,7 +126,7 @@ impl Fused {
             })
             .max_by_key(|&(_, _, len)| len);
         if let Some((q, k, len)) = largest
-            && len >= COPY_MIN
+            && len >= SCATTERED_COPY_MIN
             && main.scattered(q)
             && sources.len() > 1
         {

@@ -311,10 +311,17 @@ fn unreachable_step() -> ! {
     unreachable!("two candidate orders are always evaluated")
 }
 
+/// The fewest elements of an operand worth copying into the order a pass reads it in, when the
+/// pass would read it scattered: a smaller operand (under 256 KiB of `f64`) stays in cache
+/// through the scattered pass, which then costs less than a copy first. Elementwise products
+/// ([`MAP_COPY_MIN`]) and fused chains ([`Fused`](super::fused::Fused), their largest leaf)
+/// both follow it.
+pub(super) const SCATTERED_COPY_MIN: usize = 1 << 15;
+
 /// The least output elements for which an elementwise product copies its scattered operand
-/// first ([`MapCopy`]): below it the operands stay in cache and the fused loop is cheaper than
-/// a second pass. (The crate's unit tests lower it, so their small products take the path.)
-const MAP_COPY_MIN: usize = if cfg!(test) { 1 } else { 1 << 15 };
+/// first ([`MapCopy`]): [`SCATTERED_COPY_MIN`]. (The crate's unit tests lower it, so their
+/// small products take the path.)
+const MAP_COPY_MIN: usize = if cfg!(test) { 1 } else { SCATTERED_COPY_MIN };
 
 /// A run of an operand along the output shorter than this many elements (a cache line of
 /// `f64`) makes it scattered: each run then costs a line of its own.
