@@ -51,22 +51,25 @@ const WHY: &[Why] = &[
                2026-12-05-mera-open-narrowed-products.md and \
                2026-12-05-left-operands-read-ahead.md (What remains in mera_open) and \
                2026-12-05-rows-cut-over-threads.md (The report at be5038e) and \
-               2026-12-05-faer-panels.md",
-        finding: "mera_open's largest product runs at its bound; the time over the bound is \
-                  that step's copy of its right operand (10 M elements, 15 ms), two \
-                  memory-bound steps with k of 24 and 11 (12 ms against about 4), and the \
-                  last step, which writes the 344 MB output in 729 products that read the \
-                  large operand in place (46-48 ms against a bound of 38 ms, since each block \
-                  of it is read into cache column by column before faer's first product over \
-                  it; 54-57 ms before). The reports' shares move with faer's measured DGEMM \
-                  rate, which sets the bound, as much as with holdfast's time. On the Intel VM first \
-                  measured at be5038e the shares fell to 68-69 %: faer's x86 kernels size their \
-                  blocks from the cache sizes CPUID reports, and this VM reports a 480 MiB L3. \
-                  mera_closed's step 29, `40×171 · 171×198288`, took 108 ms against a bound of \
-                  37 ms; the same product took 113.7 ms as one faer call and 68.5 ms cut into \
-                  256-column blocks (OpenBLAS 61.9 ms). Since d31306a a single-threaded faer \
-                  product is cut into 2 KiB panels along C's contiguous dimension (63 ms for \
-                  that product; mera_closed at one thread 756-832 -> 684-713 ms)",
+               2026-12-05-faer-panels.md (What the shares are made of)",
+        finding: "per-step timer on the Intel VM at d31306a (one thread, warm, the bound at \
+                  OpenBLAS's 84.6 GFLOP/s): the largest products run at faer's own rate, \
+                  which is below OpenBLAS's, and their operand copies add to it \
+                  (mera_open's `990×4620 · 4620×2187` with its 10 M-element copy 305 ms \
+                  against 236, mera_closed's `399×7290 · 7290×4320` 367 ms against 297); \
+                  mera_closed's `40×171 · 171×198288` streams a 271 MB operand (63-69 ms \
+                  against 32; OpenBLAS took 62 ms for it in a probe); mera_open's last step, \
+                  729 products reading their left operand's columns 1.4 MB apart and writing \
+                  the 344 MB output, takes 111-116 ms against 51 (reading each block ahead \
+                  column by column, `matmul/warm.rs`, is what keeps it there; copying each \
+                  block into a contiguous scratch was within its spread); two memory-bound \
+                  steps with k of 24 and 11 take 15 and 8 ms against 3 and 2. faer's x86 \
+                  kernels size their blocks from the cache sizes CPUID reports (a 480 MiB L3 \
+                  here), so since d31306a a single-threaded product is cut into 2 KiB panels \
+                  along C's contiguous dimension (mera_closed at one thread 756-832 -> 684-713 \
+                  ms). On the AMD VM of the earlier reports the shares were 85.9 % and 90.0 %; \
+                  the shares move with the measured DGEMM rate, which sets the bound, as much as \
+                  with holdfast's time",
     },
     Why {
         key: "2 threads vs 1",

@@ -29,8 +29,7 @@ pub(super) const PANEL_BYTES: usize = 2048;
 const PANEL_MIN_WORK: usize = 1 << 18;
 
 /// How one product is cut: the panel length along the contiguous dimension and whether that
-/// dimension is `C`'s columns (a row-major `C`) or its rows (a column-major one). `None` runs
-/// the product as one call.
+/// dimension is `C`'s columns (a row-major `C`) or its rows (a column-major one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Panels {
     /// Rows or columns of `C` per call (the last call takes what is left).
@@ -41,8 +40,8 @@ pub(super) struct Panels {
 
 impl Panels {
     /// The cut for `C` (`rows × cols`, strides `rs`, `cs`) over a depth of `k`, with elements
-    /// of `elem` bytes; `None` when the output is not long enough along a unit-stride
-    /// dimension to gain from one.
+    /// of `elem` bytes; `None`, to run the product as one call, when the output is not long
+    /// enough along a unit-stride dimension to gain from one.
     pub(super) fn of(
         rows: usize,
         cols: usize,
