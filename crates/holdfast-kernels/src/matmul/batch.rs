@@ -108,7 +108,6 @@ impl PreparedGemm {
     pub(crate) fn row_axes(&self) -> RowAxes {
         let s = &self.spec;
         let (a_row, b_row) = if self.swapped { (0, s.a.rs) } else { (s.a.rs, 0) };
-        let (sa, sb) = if self.swapped { (s.sb, s.sa) } else { (s.sa, s.sb) };
         RowAxes {
             rows: s.c.rows,
             cols: s.c.cols,
@@ -118,8 +117,6 @@ impl PreparedGemm {
             row_reach: s.c.cols.saturating_sub(1) * s.c.cs,
             batch: s.batch,
             sc: s.sc,
-            sa,
-            sb,
         }
     }
 
@@ -233,8 +230,8 @@ impl PreparedGemm {
     }
 }
 
-/// The rows of a prepared batch's C as it runs ([`PreparedGemm::row_axes`]); strides of A and B
-/// are in the caller's orientation.
+/// The rows of a prepared batch's C as it runs ([`PreparedGemm::row_axes`]); the row shifts of
+/// A and B are in the caller's orientation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct RowAxes {
     /// Rows and columns of C as run, and the rows' stride in C.
@@ -246,11 +243,9 @@ pub(crate) struct RowAxes {
     pub(crate) b_row: usize,
     /// The farthest element of C one row writes, from its first.
     pub(crate) row_reach: usize,
-    /// Items of the batch, and their strides in C, A and B.
+    /// Items of the batch, and their stride in C.
     pub(crate) batch: usize,
     pub(crate) sc: usize,
-    pub(crate) sa: usize,
-    pub(crate) sb: usize,
 }
 
 /// Runs the batch `spec` once, prepared for this call only.

@@ -46,14 +46,15 @@ fn short_strided_or_small_outputs_are_one_call() {
     assert_eq!(Panels::of(1 << 20, 1, 1, 1 << 20, 171, F64), None);
 }
 
-fn values(n: usize, seed: u64) -> Vec<f64> {
-    // Values with full mantissas, so a change in summation order would show in the bits.
-    (0..n)
-        .map(|i| {
-            let x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(seed) >> 11;
-            x as f64 / (1u64 << 53) as f64 - 0.5
-        })
-        .collect()
+/// A value in [-0.5, 0.5) with a full mantissa, different for every `index` (a multiplicative
+/// hash), so that a change in summation order would show in the bits.
+fn value(index: usize) -> f64 {
+    let x = (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11;
+    x as f64 / (1u64 << 53) as f64 - 0.5
+}
+
+fn values(n: usize, seed: usize) -> Vec<f64> {
+    (0..n).map(|i| value(i + seed)).collect()
 }
 
 fn faer_call<U: faer::traits::ComplexField + Copy>(
@@ -76,9 +77,9 @@ fn view(buf: &mut [f64], m: usize, n: usize, row_major: bool) -> MatMut<'_, f64>
 /// `C` (`m × n`, row-major when `row_major`) from one faer call and from the panel cut, with
 /// the same starting contents, for both accumulations.
 fn check_f64(m: usize, n: usize, k: usize, row_major: bool) {
-    let a = Mat::from_fn(m, k, |i, j| values(1, (i * k + j) as u64)[0]);
-    let b = Mat::from_fn(k, n, |i, j| values(1, (i * n + j + 7) as u64)[0]);
-    let start = values(m * n, 99);
+    let a = Mat::from_fn(m, k, |i, j| value(i * k + j));
+    let b = Mat::from_fn(k, n, |i, j| value(1 << 20 | (i * n + j)));
+    let start = values(m * n, 2 << 20);
     let cut = Panels::of(
         m,
         n,
@@ -116,11 +117,9 @@ fn a_cut_product_is_one_calls_product_bit_for_bit() {
 #[test]
 fn a_cut_complex_product_is_one_calls_product_bit_for_bit() {
     let (m, n, k) = (24, 300, 128);
-    let a = Mat::from_fn(m, k, |i, j| {
-        c64::new(values(1, (i * k + j) as u64)[0], values(1, (i + j * m) as u64)[0])
-    });
+    let a = Mat::from_fn(m, k, |i, j| c64::new(value(i * k + j), value(1 << 20 | (i + j * m))));
     let b = Mat::from_fn(k, n, |i, j| {
-        c64::new(values(1, (i * n + j) as u64)[0], values(1, (i + j * k + 3) as u64)[0])
+        c64::new(value(2 << 20 | (i * n + j)), value(3 << 20 | (i + j * k)))
     });
     let cut =
         Panels::of(m, n, n.cast_signed(), 1, k, size_of::<c64>()).expect("long enough to cut");
