@@ -282,6 +282,18 @@ impl EinsumPlan {
         par: Par,
     ) -> Result<Tensor<T>, E> {
         self.check_operands(operands)?;
+        self.execute_checked_as(operands, alloc, par)
+    }
+
+    /// [`execute_as`](Self::execute_as) on operands already found to have the element type,
+    /// count, shapes and strides the plan was made for.
+    #[inline]
+    pub(super) fn execute_checked_as<E: From<KernelError>, T: Element, A: KernelAlloc + ?Sized>(
+        &self,
+        operands: &[TensorRead<'_, T>],
+        alloc: &mut A,
+        par: Par,
+    ) -> Result<Tensor<T>, E> {
         let par = par.for_size(Family::Contraction, self.flops);
         match self.single_product() {
             Some((step, gemm)) => self.execute_single_product(step, gemm, operands, alloc, par),

@@ -32,6 +32,7 @@ mod fused;
 mod key;
 mod layout;
 mod lookahead;
+mod matched;
 mod outer;
 mod parse;
 mod path;
@@ -48,6 +49,7 @@ mod tests;
 use holdfast_tensor::{Element, Tensor, TensorRead};
 
 pub use key::PlanKey;
+pub use matched::Matched;
 pub use parse::{EinsumSpec, Term, parse};
 pub use plan::EinsumPlan;
 pub use steps::pairs_of_steps;
@@ -138,5 +140,5 @@ pub fn einsum_cached<T: Element, S: PlanStore, A: KernelAlloc + ?Sized>(
     alloc: &mut A,
     par: Par,
 ) -> Result<Tensor<T>, KernelError> {
-    store.lookup(spec, operands, path)?.execute(operands, alloc, par)
+    store.lookup_matched(spec, operands, path)?.execute_as(alloc, par)
 }

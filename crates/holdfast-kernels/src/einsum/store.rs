@@ -14,6 +14,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use holdfast_tensor::{Element, TensorRead};
 
 use super::key::PlanKey;
+use super::matched::Matched;
 use super::plan::EinsumPlan;
 use crate::KernelError;
 use crate::fingerprint::mix;
@@ -41,9 +42,9 @@ pub trait PlanStore {
     /// Where a stored plan sits; valid until the store is next changed.
     type Handle: Copy;
 
-    /// The most recent plan, when it was made for `spec` on `operands` with `path`, decided
-    /// without building a key (counted as a hit when found, not counted otherwise). The default
-    /// finds nothing.
+    /// The most recent plan, when it was made for `spec` on `operands` with `path` (their
+    /// element type, count, shapes and strides), decided without building a key (counted as a
+    /// hit when found, not counted otherwise). The default finds nothing.
     #[inline]
     fn find_recent<T: Element>(
         &mut self,
@@ -55,7 +56,8 @@ pub trait PlanStore {
         None
     }
 
-    /// The plan stored under `key`, counted as a hit or a miss.
+    /// The plan stored under `key` (equal to it, not only of its fingerprint), counted as a hit
+    /// or a miss.
     fn find(&mut self, key: &PlanKey<'_>) -> Option<Self::Handle>;
 
     /// Stores `plan` under `key` (or keeps it aside, for this use only, when the store cannot
@@ -79,6 +81,44 @@ pub trait PlanStore {
         operands: &[TensorRead<'_, T>],
         path: Option<&[(usize, usize)]>,
     ) -> Result<&EinsumPlan, KernelError> {
+        self.lookup_matched(spec, operands, path).map(|m| m.plan())
+    }
+
+    /// [`lookup`](Self::lookup), the plan kept with the `operands` it was found for, so that
+    /// running it ([`Matched::execute_as`]) does not compare their shapes and strides with the
+    /// plan's a second time: the lookup has compared them with the plan's key.
+    ///
+    /// A store whose [`find_recent`](Self::find_recent) or [`find`](Self::find) hands out a
+    /// plan made for other operands breaks that: the run then panics or computes a wrong
+    /// result. It never reads outside the operands, whose extents every kernel checks.
+    ///
+    /// # Errors
+    ///
+    /// As [`lookup`](Self::lookup).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use holdfast_kernels::einsum::{HashMapPlanCache, PlanStore};
+    /// use holdfast_kernels::{HeapAlloc, KernelError, Par};
+    /// use holdfast_tensor::Tensor;
+    ///
+    /// let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0])?;
+    /// let ops = [a.read(), a.read()];
+    /// let mut cache = HashMapPlanCache::default();
+    /// let matched = cache.lookup_matched("ij,jk->ik", &ops, None)?;
+    /// assert_eq!(matched.plan().flops(), 16);
+    /// let c: Result<Tensor<f64>, KernelError> = matched.execute_as(&mut HeapAlloc, Par::Seq);
+    /// assert_eq!(c?.as_slice(), &[7.0, 10.0, 15.0, 22.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    fn lookup_matched<'s, 'o, 'd, T: Element>(
+        &'s mut self,
+        spec: &str,
+        operands: &'o [TensorRead<'d, T>],
+        path: Option<&[(usize, usize)]>,
+    ) -> Result<Matched<'s, 'o, 'd, T>, KernelError> {
         let handle = match self.find_recent(spec, operands, path) {
             Some(handle) => handle,
             None => {
@@ -92,7 +132,7 @@ pub trait PlanStore {
                 }
             }
         };
-        Ok(self.plan(handle))
+        Ok(Matched::new(self.plan(handle), operands))
     }
 }
 

@@ -199,6 +199,40 @@ fn indexed_plan_cache_serves_einsum_by_content() {
     assert!(s.bytes > 0);
 }
 
+/// The run after a matched lookup does not compare the operands with the plan again, so the
+/// lookup must never hand out the most recent plan for operands it was not made for: the same
+/// spec on a same-shaped view with other strides, on another shape, or at another element type.
+#[test]
+fn matched_lookup_never_runs_a_plan_on_other_layouts() {
+    let a = Tensor::<f64>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0]).unwrap();
+    let b = Tensor::<f64>::from_vec([2, 2], vec![5.0, 6.0, 7.0, 8.0]).unwrap();
+    let wide = Tensor::<f64>::from_vec([2, 3], vec![1.0, 0.0, 2.0, 0.0, 1.0, 3.0]).unwrap();
+    let mut cache = EinsumPlanCache::new(CacheLimits::new(8, 1 << 20));
+    let mut run = |ops: &[holdfast_tensor::TensorRead<'_, f64>]| -> Vec<f64> {
+        let matched = cache.lookup_matched("ij,jk->ik", ops, None).unwrap();
+        let c: Tensor<f64> = matched
+            .execute_as::<holdfast_kernels::KernelError, _>(&mut HeapAlloc, Par::Seq)
+            .unwrap();
+        c.as_slice().to_vec()
+    };
+    assert_eq!(run(&[a.read(), b.read()]), [19.0, 22.0, 43.0, 50.0]);
+    // The same shapes, `b` read transposed: its strides differ from the front plan's.
+    assert_eq!(run(&[a.read(), b.read().transpose()]), [17.0, 23.0, 39.0, 53.0]);
+    // Back to the first layouts, then a wider right operand.
+    assert_eq!(run(&[a.read(), b.read()]), [19.0, 22.0, 43.0, 50.0]);
+    assert_eq!(run(&[a.read(), wide.read()]), [1.0, 2.0, 8.0, 3.0, 4.0, 18.0]);
+    let s = cache.stats();
+    assert_eq!((s.misses, s.hits), (3, 1));
+    // The same spec and shapes at another element type is another plan, not the front one.
+    let af = Tensor::<f32>::from_vec([2, 2], vec![1.0, 2.0, 3.0, 4.0]).unwrap();
+    let ops = [af.read(), af.read()];
+    let matched = cache.lookup_matched("ij,jk->ik", &ops, None).unwrap();
+    let c: Tensor<f32> =
+        matched.execute_as::<holdfast_kernels::KernelError, _>(&mut HeapAlloc, Par::Seq).unwrap();
+    assert_eq!(c.as_slice(), [7.0, 10.0, 15.0, 22.0]);
+    assert_eq!(cache.stats().misses, 4);
+}
+
 #[test]
 fn indexed_plan_cache_is_bounded_by_bytes() {
     let a = Tensor::<f32>::zeros([2, 2]);

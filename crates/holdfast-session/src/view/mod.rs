@@ -365,11 +365,15 @@ impl CpuExecSession<'_> {
         path: Option<&[(usize, usize)]>,
     ) -> Result<Tensor<T>, OpError> {
         check_access(operands)?;
-        let plan = self.plans.lookup(spec, operands, path)?;
+        let matched = self.plans.lookup_matched(spec, operands, path)?;
         self.counters.operations += 1;
-        let route = self.entry.route(Family::Contraction, plan.flops(), &mut self.counters.routes);
+        let route = self.entry.route(
+            Family::Contraction,
+            matched.plan().flops(),
+            &mut self.counters.routes,
+        );
         let loan = &mut self.loan;
-        route.run(|par| plan.execute_as(operands, loan, par))
+        route.run(|par| matched.execute_as(loan, par))
     }
 
     /// A child handle on this session's engine: its scoped entries join this session's owner
