@@ -38,11 +38,12 @@
 //!
 //! # Unsafe
 //!
-//! `unsafe` lives in three private places: `matmul::gemm` (`faer_typed` builds faer matrix views
-//! from raw parts, `Checked::run_nano` runs a nano-gemm plan on the same pointers, both after
-//! `Checked::new` checked bounds and the element type), `matmul::nano` (`NanoPlan::run`, and the
-//! plan's `Send`/`Sync`), and `alloc::advise_huge_pages` (`madvise(MADV_HUGEPAGE)` on a fresh
-//! buffer).
+//! `unsafe` lives in five private places: `matmul::bridge` (`faer_typed` builds faer matrix
+//! views from raw parts, `Checked::run_nano` runs a nano-gemm plan on the same pointers, both
+//! after `Checked::new` checked bounds and the element type), `matmul::nano` (`NanoPlan::run`,
+//! and the plan's `Send`/`Sync`), `matmul::thin` (an AVX-512 kernel on pointers taken from faer
+//! views), `matmul::stream` (non-temporal stores into elements it holds `&mut` to) and
+//! `alloc::advise_huge_pages` (`madvise(MADV_HUGEPAGE)` on a fresh buffer).
 
 mod alloc;
 pub mod einsum;

@@ -39,8 +39,9 @@ const WHY: &[Why] = &[
                   product's one (f64 2x2 36-43 -> 33-35 ns), all side by side. The \
                   einsum compared its operands' axes twice, with the plan's key and in the \
                   plan's execution; it now runs the plan it matched without the second \
-                  comparison (31.1 -> 24.9 ns, same machine, side by side). A 128-byte tensor (four inline axes) measured \
-                  3-5 ns less but would allocate the layouts of rank-5 and rank-6 tensors. The \
+                  comparison (31.1 -> 24.9 ns, same machine, side by side). A 128-byte \
+                  tensor (four inline axes) measured 3-5 ns less but would allocate the \
+                  layouts of rank-5 and rank-6 tensors. The \
                   rest is the entry, checks, route, plan lookup and the pool's accounting, a \
                   few dozen instructions each; `matmul_into` pays none of the move. On the Intel \
                   VM first measured at be5038e (faer's 2048³ rate 0.55 of the AMD VM's) every \
@@ -53,7 +54,8 @@ const WHY: &[Why] = &[
                2026-12-05-mera-open-narrowed-products.md and \
                2026-12-05-left-operands-read-ahead.md (What remains in mera_open) and \
                2026-12-05-rows-cut-over-threads.md (The report at be5038e) and \
-               2026-12-05-faer-panels.md (What the shares are made of)",
+               2026-12-05-faer-panels.md (What the shares are made of) and \
+               2026-12-05-streamed-output-rows.md",
         finding: "per-step timer on the Intel VM at d31306a (one thread, warm, the bound at \
                   OpenBLAS's 84.6 GFLOP/s): the largest products run at faer's own rate, \
                   which is below OpenBLAS's, and their operand copies add to it \
@@ -62,10 +64,11 @@ const WHY: &[Why] = &[
                   mera_closed's `40×171 · 171×198288` streams a 271 MB operand (63-69 ms \
                   against 32; OpenBLAS took 62 ms for it in a probe); mera_open's last step, \
                   729 products reading their left operand's columns 1.4 MB apart and writing \
-                  the 344 MB output, takes 111-116 ms against 51 (reading each block ahead \
-                  column by column, `matmul/warm.rs`, is what keeps it there; copying each \
-                  block into a contiguous scratch was within its spread); two memory-bound \
-                  steps with k of 24 and 11 take 15 and 8 ms against 3 and 2. faer's x86 \
+                  the 344 MB output in bands of 81-element rows, took 111-116 ms against 51, \
+                  and 92-95 ms since each product goes to a scratch streamed out with \
+                  non-temporal stores (`matmul/stream.rs`: written in place, every line of a \
+                  band was read from memory first); two memory-bound steps with k of 24 and \
+                  11 take 12 (streamed too, 15 before) and 8 ms against 3 and 2. faer's x86 \
                   kernels size their blocks from the cache sizes CPUID reports (a 480 MiB L3 \
                   here), so since d31306a a single-threaded product is cut into 2 KiB panels \
                   along C's contiguous dimension (mera_closed at one thread 756-832 -> 684-713 \
@@ -87,9 +90,9 @@ const WHY: &[Why] = &[
                   blocked copy, or the positions of a loop of products, too small to fan out \
                   are dealt over the threads; a loop whose positions interleave in C is cut \
                   into blocks of C's rows. gm_queen's broadcast chain, which streamed memory \
-                  that the AMD VM's second core hardly added bandwidth to, is now one fused pass of \
-                  arithmetic on cached factors (1.96x on its own); its largest steps scale by \
-                  1.83-1.96x. What is left below 2x on the four instances is memory-bound \
+                  that the AMD VM's second core hardly added bandwidth to, is now one fused \
+                  pass of arithmetic on cached factors (1.96x on its own); its largest steps \
+                  scale by 1.83-1.96x. What is left below 2x on the four instances is memory-bound \
                   steps (permutation_light: 405 small steps of about 6 µs each, below every \
                   fan-out size, and a product streaming 64 MB) and the rounds' noise: the \
                   ratio is read from rounds in turn (one thread, then two, seconds apart), \

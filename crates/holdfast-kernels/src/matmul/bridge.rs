@@ -17,6 +17,7 @@ use holdfast_tensor::{DType, Element, c32, c64};
 use super::nano::{NanoPlan, NanoScalar, NanoShape};
 use super::operand::{Accum, MatMut, MatRef, MatSpec};
 use super::panels::Panels;
+use super::stream::{Stream, Streamed};
 use crate::Par;
 
 /// Largest `m·n·k` sent to nano-gemm's small-product kernels directly (faer's own threshold
@@ -272,7 +273,7 @@ impl<U: FaerScalar> Checked<'_, U> {
 }
 
 /// A faer scalar we hand views of (every element type).
-trait FaerScalar: faer::traits::ComplexField + NanoScalar + Copy + 'static {
+trait FaerScalar: faer::traits::ComplexField + NanoScalar + Streamed {
     /// Runs a single-threaded product on a kernel of this crate's own when its shape has one
     /// (`thin`), returning `true`; `false` leaves it, untouched, to faer.
     fn own_kernel(
@@ -354,8 +355,9 @@ fn faer_typed<T: Element, U: FaerScalar>(
 }
 
 /// One single-threaded product: this crate's own kernel when the shape has one, else faer,
-/// after reading a left operand it would fetch across pages into cache (`warm`), in panels
-/// along the output's contiguous dimension when it is long (`panels`).
+/// after reading a left operand it would fetch across pages into cache (`warm`), into a
+/// scratch then out past the cache when the output's rows are short and far apart (`stream`),
+/// in panels along the output's contiguous dimension when it is long (`panels`).
 fn seq_product<U: FaerScalar>(
     mut c: faer::MatMut<'_, U>,
     accum: faer::Accum,
@@ -366,6 +368,20 @@ fn seq_product<U: FaerScalar>(
         return;
     }
     super::warm::warm(a);
+    let (rows, cols, rs, cs) = (c.nrows(), c.ncols(), c.row_stride(), c.col_stride());
+    match Stream::of(rows, cols, rs, cs, size_of::<U>(), accum) {
+        Some(how) => super::stream::run(how, c, a, b, in_panels::<U>),
+        None => in_panels(c, accum, a, b),
+    }
+}
+
+/// One faer call, or one per panel when `C` is long along its contiguous dimension.
+fn in_panels<U: FaerScalar>(
+    c: faer::MatMut<'_, U>,
+    accum: faer::Accum,
+    a: faer::MatRef<'_, U>,
+    b: faer::MatRef<'_, U>,
+) {
     let (rows, cols, rs, cs) = (c.nrows(), c.ncols(), c.row_stride(), c.col_stride());
     match Panels::of(rows, cols, rs, cs, a.ncols(), size_of::<U>()) {
         Some(cut) => super::panels::run(cut, c, accum, a, b, faer_seq::<U>),

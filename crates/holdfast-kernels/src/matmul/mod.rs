@@ -17,6 +17,7 @@
 //! | `bridge` | the unsafe bridge: strided views handed to faer and nano-gemm |
 //! | `nano` | nano-gemm's prepared small-product plans |
 //! | `split` | one product over several threads, as independent blocks of its output |
+//! | `stream` | a product whose output rows are short and far apart, written past the cache |
 //! | `thin` | a thin `f64` product whose large operand is read across its contiguous axis |
 //! | `warm` | a left operand faer would read across pages, read into cache first |
 //!
@@ -24,7 +25,8 @@
 //!
 //! `bridge` builds faer views from raw parts or runs a nano-gemm plan on them (see that
 //! module); `nano` declares nano-gemm plans `Send` and `Sync` (see that module); `thin` runs an
-//! AVX-512 kernel through raw pointers taken from faer views (see that module).
+//! AVX-512 kernel through raw pointers taken from faer views (see that module); `stream` stores
+//! elements past the cache through `core::arch` (see that module).
 
 pub(crate) mod batch;
 mod bridge;
@@ -33,6 +35,7 @@ pub(crate) mod operand;
 mod panels;
 mod shape;
 mod split;
+mod stream;
 #[cfg(test)]
 mod tests;
 mod thin;

@@ -1,0 +1,229 @@
+//! A single-threaded product whose output rows are short and far apart, written past the cache.
+//!
+//! A contraction step that loops over positions often gives each position's product a `C` made
+//! of short rows far apart in a large output: each position writes a band of columns, and the
+//! next positions write the bands beside it. Written in place, every cache line of such a row
+//! is first read from memory (a store to a line not in cache fetches it), and the lines a row
+//! shares with the neighbouring band have left the cache by the time that band is written, so
+//! they are fetched again. The output then costs more than twice its size in memory traffic,
+//! and the prefetchers, which follow long runs, do not help with runs of a few lines.
+//!
+//! [`run`] computes such a product into a dense scratch that stays in the level-2 cache, then
+//! copies it out row by row with non-temporal stores, which send whole lines to memory without
+//! reading them first. It is taken ([`Stream::of`]) only when the output would leave the cache
+//! anyway and the product replaces `C`:
+//! - one of `C`'s strides is 1: its rows (or columns) are runs;
+//! - the runs span at least [`MIN_SPAN_BYTES`], far more than a core's caches;
+//! - the scratch, as large as the runs together, holds at most [`MAX_SCRATCH_BYTES`].
+//!
+//! The last two make the runs at most a 64th of the span they lie in: short rows far apart,
+//! never a dense block, which the cache and the prefetchers serve well.
+//!
+//! The scratch product is the same call on the same operands with a dense output, so each
+//! element is computed from the same terms in the same order: no bit of the result changes
+//! (`stream/tests.rs` checks it). The scratch belongs to the thread (one buffer per element
+//! type, allocated on the thread's first such product and kept): a warm product allocates
+//! nothing.
+//!
+//! # Unsafe
+//!
+//! [`put_f64`] and [`put_f32`] issue the non-temporal store through `core::arch`, whose
+//! intrinsics take a raw pointer; each writes exactly the element its `&mut` names. Stores of
+//! this kind are not ordered with later stores of the same thread, so [`run`] ends with a store
+//! fence: whatever the thread does next (a rayon latch, returning the output) is seen by other
+//! threads only after the output is.
+
+#[cfg(test)]
+mod tests;
+
+use std::cell::RefCell;
+use std::thread::LocalKey;
+
+use faer::{Accum, MatMut, MatRef};
+use holdfast_tensor::{c32, c64};
+
+/// Least span of `C`'s rows, in bytes: an output this spread out leaves every cache of a core
+/// before its neighbouring bands are written.
+pub(super) const MIN_SPAN_BYTES: usize = 32 << 20;
+
+/// Largest scratch, in bytes: half of a 1 MiB level-2 cache, so that the product's own blocks
+/// stay there beside it.
+pub(super) const MAX_SCRATCH_BYTES: usize = 512 * 1024;
+
+/// An element type whose values can be stored past the cache, with its thread's scratch.
+pub(super) trait Streamed: Copy + Default + 'static {
+    /// This thread's scratch for products of this element type.
+    fn scratch() -> &'static LocalKey<RefCell<Vec<Self>>>;
+
+    /// `*dst = x`, by a non-temporal store.
+    fn put(dst: &mut Self, x: Self);
+}
+
+thread_local! {
+    static SCRATCH_F32: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    static SCRATCH_F64: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
+    static SCRATCH_C32: RefCell<Vec<c32>> = const { RefCell::new(Vec::new()) };
+    static SCRATCH_C64: RefCell<Vec<c64>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Streamed for f32 {
+    fn scratch() -> &'static LocalKey<RefCell<Vec<Self>>> {
+        &SCRATCH_F32
+    }
+
+    #[inline]
+    fn put(dst: &mut Self, x: Self) {
+        put_f32(dst, x);
+    }
+}
+
+impl Streamed for f64 {
+    fn scratch() -> &'static LocalKey<RefCell<Vec<Self>>> {
+        &SCRATCH_F64
+    }
+
+    #[inline]
+    fn put(dst: &mut Self, x: Self) {
+        put_f64(dst, x);
+    }
+}
+
+impl Streamed for c32 {
+    fn scratch() -> &'static LocalKey<RefCell<Vec<Self>>> {
+        &SCRATCH_C32
+    }
+
+    #[inline]
+    fn put(dst: &mut Self, x: Self) {
+        put_f32(&mut dst.re, x.re);
+        put_f32(&mut dst.im, x.im);
+    }
+}
+
+impl Streamed for c64 {
+    fn scratch() -> &'static LocalKey<RefCell<Vec<Self>>> {
+        &SCRATCH_C64
+    }
+
+    #[inline]
+    fn put(dst: &mut Self, x: Self) {
+        put_f64(&mut dst.re, x.re);
+        put_f64(&mut dst.im, x.im);
+    }
+}
+
+/// `*dst = x`, by a non-temporal store where the target has one.
+#[inline]
+fn put_f64(dst: &mut f64, x: f64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `dst` is a live, aligned and exclusive reference to eight bytes, and the store
+    // writes exactly those; `movnti` is part of SSE2, which every x86_64 target has.
+    unsafe {
+        core::arch::x86_64::_mm_stream_si64(
+            std::ptr::from_mut(dst).cast(),
+            x.to_bits().cast_signed(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        *dst = x;
+    }
+}
+
+/// `*dst = x`, by a non-temporal store where the target has one.
+#[inline]
+fn put_f32(dst: &mut f32, x: f32) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as in `put_f64`, for four bytes.
+    unsafe {
+        core::arch::x86_64::_mm_stream_si32(
+            std::ptr::from_mut(dst).cast(),
+            x.to_bits().cast_signed(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        *dst = x;
+    }
+}
+
+/// Orders this thread's non-temporal stores before its later stores.
+#[inline]
+fn fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `sfence` is part of SSE, which every x86_64 target has; it only orders stores.
+    unsafe {
+        core::arch::x86_64::_mm_sfence();
+    }
+}
+
+/// A product to stream: `C`'s rows (or, with `transposed`, its columns) are the short runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Stream {
+    /// Whether the runs are `C`'s columns: the product is then streamed as `Cᵀ = Bᵀ·Aᵀ`.
+    pub(super) transposed: bool,
+}
+
+impl Stream {
+    /// Whether a product with a `rows × cols` output at strides `rs`, `cs` (elements of `size`
+    /// bytes) is streamed, and along which side; `None` keeps it in place.
+    pub(super) fn of(
+        rows: usize,
+        cols: usize,
+        rs: isize,
+        cs: isize,
+        size: usize,
+        accum: Accum,
+    ) -> Option<Stream> {
+        if !matches!(accum, Accum::Replace) {
+            return None;
+        }
+        let (runs, len, gap, transposed) = if cs == 1 {
+            (rows, cols, rs, false)
+        } else if rs == 1 {
+            (cols, rows, cs, true)
+        } else {
+            return None;
+        };
+        let gap = usize::try_from(gap).ok()?;
+        let span = runs.saturating_mul(gap).saturating_mul(size);
+        let scratch = runs.saturating_mul(len).saturating_mul(size);
+        (len > 0 && span >= MIN_SPAN_BYTES && scratch <= MAX_SCRATCH_BYTES)
+            .then_some(Stream { transposed })
+    }
+}
+
+/// `C = A·B` by `product` into this thread's scratch, then `C` from it by non-temporal stores,
+/// along the side `how` names. When the scratch is in use (a product inside a product), the
+/// product runs in place instead.
+pub(super) fn run<U: Streamed>(
+    how: Stream,
+    c: MatMut<'_, U>,
+    a: MatRef<'_, U>,
+    b: MatRef<'_, U>,
+    product: impl FnOnce(MatMut<'_, U>, Accum, MatRef<'_, U>, MatRef<'_, U>),
+) {
+    let (mut c, a, b) =
+        if how.transposed { (c.transpose_mut(), b.transpose(), a.transpose()) } else { (c, a, b) };
+    let (rows, cols) = (c.nrows(), c.ncols());
+    U::scratch().with(|cell| {
+        let Ok(mut scratch) = cell.try_borrow_mut() else {
+            return product(c.as_mut(), Accum::Replace, a, b);
+        };
+        let len = rows * cols;
+        if scratch.len() < len {
+            scratch.resize(len, U::default());
+        }
+        let dense = MatMut::from_row_major_slice_mut(&mut scratch[..len], rows, cols);
+        product(dense, Accum::Replace, a, b);
+        for (i, src) in scratch[..len].chunks_exact(cols.max(1)).enumerate() {
+            let row = c.as_mut().row_mut(i).try_as_row_major_mut();
+            if let Some(row) = row {
+                for (d, &x) in row.as_slice_mut().iter_mut().zip(src) {
+                    U::put(d, x);
+                }
+            }
+        }
+        fence();
+    });
+}
