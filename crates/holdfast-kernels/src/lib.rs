@@ -42,7 +42,7 @@
 //! views from raw parts, `Checked::run_nano` runs a nano-gemm plan on the same pointers, both
 //! after `Checked::new` checked bounds and the element type), `matmul::nano` (`NanoPlan::run`,
 //! and the plan's `Send`/`Sync`), `matmul::thin` (an AVX-512 kernel on pointers taken from faer
-//! views), `matmul::stream` (non-temporal stores into elements it holds `&mut` to) and
+//! views), `nontemporal` (non-temporal stores into elements it holds `&mut` to) and
 //! `alloc::advise_huge_pages` (`madvise(MADV_HUGEPAGE)` on a fresh buffer).
 
 mod alloc;
@@ -52,6 +52,7 @@ mod error;
 pub mod fingerprint;
 pub mod linalg;
 pub mod matmul;
+mod nontemporal;
 mod par;
 pub mod permute;
 pub mod reduce;

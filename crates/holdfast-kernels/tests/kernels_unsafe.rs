@@ -12,7 +12,7 @@
 //!   large operand is transposed storage: sliced so that the last element each view addresses
 //!   is the last of its storage, with a ragged last group of rows and a partial chunk of `k`,
 //!   serial and cut into blocks over two threads;
-//! - `matmul::stream` writes a product's output past the cache with non-temporal stores: a
+//! - `nontemporal` writes a product's output past the cache (`matmul::stream`): a
 //!   batch whose every product writes rows of 16 elements 1024 apart in a 32 MiB output, `f64`
 //!   and complex, serial and on two threads;
 //! - `alloc::advise_huge_pages` calls `madvise` on the page-aligned interior of fresh buffers of

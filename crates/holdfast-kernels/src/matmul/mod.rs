@@ -25,8 +25,8 @@
 //!
 //! `bridge` builds faer views from raw parts or runs a nano-gemm plan on them (see that
 //! module); `nano` declares nano-gemm plans `Send` and `Sync` (see that module); `thin` runs an
-//! AVX-512 kernel through raw pointers taken from faer views (see that module); `stream` stores
-//! elements past the cache through `core::arch` (see that module).
+//! AVX-512 kernel through raw pointers taken from faer views (see that module). `stream`'s
+//! stores past the cache are the crate's `nontemporal` module's.
 
 pub(crate) mod batch;
 mod bridge;

@@ -25,13 +25,7 @@
 //! type, allocated on the thread's first such product and kept): a warm product allocates
 //! nothing.
 //!
-//! # Unsafe
-//!
-//! [`put_f64`] and [`put_f32`] issue the non-temporal store through `core::arch`, whose
-//! intrinsics take a raw pointer; each writes exactly the element its `&mut` names. Stores of
-//! this kind are not ordered with later stores of the same thread, so [`run`] ends with a store
-//! fence: whatever the thread does next (a rayon latch, returning the output) is seen by other
-//! threads only after the output is.
+//! The stores are [`crate::nontemporal`]'s; [`run`] ends with its fence.
 
 #[cfg(test)]
 mod tests;
@@ -42,21 +36,20 @@ use std::thread::LocalKey;
 use faer::{Accum, MatMut, MatRef};
 use holdfast_tensor::{c32, c64};
 
+use crate::nontemporal;
+
 /// Least span of `C`'s rows, in bytes: an output this spread out leaves every cache of a core
 /// before its neighbouring bands are written.
-pub(super) const MIN_SPAN_BYTES: usize = 32 << 20;
+pub(super) const MIN_SPAN_BYTES: usize = nontemporal::MIN_BYTES;
 
 /// Largest scratch, in bytes: half of a 1 MiB level-2 cache, so that the product's own blocks
 /// stay there beside it.
 pub(super) const MAX_SCRATCH_BYTES: usize = 512 * 1024;
 
-/// An element type whose values can be stored past the cache, with its thread's scratch.
+/// An element type with its thread's scratch.
 pub(super) trait Streamed: Copy + Default + 'static {
     /// This thread's scratch for products of this element type.
     fn scratch() -> &'static LocalKey<RefCell<Vec<Self>>>;
-
-    /// `*dst = x`, by a non-temporal store.
-    fn put(dst: &mut Self, x: Self);
 }
 
 thread_local! {
@@ -70,21 +63,11 @@ impl Streamed for f32 {
     fn scratch() -> &'static LocalKey<RefCell<Vec<Self>>> {
         &SCRATCH_F32
     }
-
-    #[inline]
-    fn put(dst: &mut Self, x: Self) {
-        put_f32(dst, x);
-    }
 }
 
 impl Streamed for f64 {
     fn scratch() -> &'static LocalKey<RefCell<Vec<Self>>> {
         &SCRATCH_F64
-    }
-
-    #[inline]
-    fn put(dst: &mut Self, x: Self) {
-        put_f64(dst, x);
     }
 }
 
@@ -92,68 +75,11 @@ impl Streamed for c32 {
     fn scratch() -> &'static LocalKey<RefCell<Vec<Self>>> {
         &SCRATCH_C32
     }
-
-    #[inline]
-    fn put(dst: &mut Self, x: Self) {
-        put_f32(&mut dst.re, x.re);
-        put_f32(&mut dst.im, x.im);
-    }
 }
 
 impl Streamed for c64 {
     fn scratch() -> &'static LocalKey<RefCell<Vec<Self>>> {
         &SCRATCH_C64
-    }
-
-    #[inline]
-    fn put(dst: &mut Self, x: Self) {
-        put_f64(&mut dst.re, x.re);
-        put_f64(&mut dst.im, x.im);
-    }
-}
-
-/// `*dst = x`, by a non-temporal store where the target has one.
-#[inline]
-fn put_f64(dst: &mut f64, x: f64) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `dst` is a live, aligned and exclusive reference to eight bytes, and the store
-    // writes exactly those; `movnti` is part of SSE2, which every x86_64 target has.
-    unsafe {
-        core::arch::x86_64::_mm_stream_si64(
-            std::ptr::from_mut(dst).cast(),
-            x.to_bits().cast_signed(),
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        *dst = x;
-    }
-}
-
-/// `*dst = x`, by a non-temporal store where the target has one.
-#[inline]
-fn put_f32(dst: &mut f32, x: f32) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: as in `put_f64`, for four bytes.
-    unsafe {
-        core::arch::x86_64::_mm_stream_si32(
-            std::ptr::from_mut(dst).cast(),
-            x.to_bits().cast_signed(),
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        *dst = x;
-    }
-}
-
-/// Orders this thread's non-temporal stores before its later stores.
-#[inline]
-fn fence() {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `sfence` is part of SSE, which every x86_64 target has; it only orders stores.
-    unsafe {
-        core::arch::x86_64::_mm_sfence();
     }
 }
 
@@ -220,10 +146,10 @@ pub(super) fn run<U: Streamed>(
             let row = c.as_mut().row_mut(i).try_as_row_major_mut();
             if let Some(row) = row {
                 for (d, &x) in row.as_slice_mut().iter_mut().zip(src) {
-                    U::put(d, x);
+                    nontemporal::put(d, x);
                 }
             }
         }
-        fence();
+        nontemporal::fence();
     });
 }
