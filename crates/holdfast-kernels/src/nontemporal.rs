@@ -26,8 +26,10 @@ use std::any::Any;
 
 use holdfast_tensor::{c32, c64};
 
-/// Least size, in bytes, of an output written with non-temporal stores.
-pub(crate) const MIN_BYTES: usize = 32 << 20;
+/// Least size, in bytes, of an output written with non-temporal stores: eight times a 2 MiB
+/// level-2 cache. Half of the 32 MiB first chosen, so that each half of a product whose rows a
+/// step cuts over two threads is still written this way.
+pub(crate) const MIN_BYTES: usize = 16 << 20;
 
 /// `*dst = x`, by a non-temporal store where the target has one and `T` is one of the element
 /// types (`f32`, `f64`, `c32`, `c64`); an ordinary store otherwise. The type test is resolved

@@ -92,14 +92,19 @@ const WHY: &[Why] = &[
                   into blocks of C's rows. gm_queen's broadcast chain, which streamed memory \
                   that the AMD VM's second core hardly added bandwidth to, is now one fused \
                   pass of arithmetic on cached factors (1.96x on its own); its largest steps \
-                  scale by 1.83-1.96x. What is left below 2x on the four instances is memory-bound \
+                  scale by 1.83-1.96x. What is left below 2x on the four instances is \
+                  memory-bound \
                   steps (permutation_light: 405 small steps of about 6 µs each, below every \
                   fan-out size, and a product streaming 64 MB) and the rounds' noise: the \
                   ratio is read from rounds in turn (one thread, then two, seconds apart), \
                   going round the instances, each round printed. On the Intel VM first \
                   measured at be5038e mera_closed read 1.68-1.92x over the report's rounds and \
                   1.88-1.90x by hand; its largest loss is a batch of 216 products \
-                  `540×136 · 136×270` writing 252 MB (1.72x, 13 ms of 459)",
+                  `540×136 · 136×270` writing 252 MB (1.72x, 13 ms of 459). mera_open's last \
+                  step writes 344 MB in bands and is bound by memory at two threads: since \
+                  845f4fd it streams its output past the cache, 114 -> 92 ms at one thread, \
+                  63-76 -> 57-58 ms at two once its half-row products stream too (a748100 \
+                  streamed only whole ones, and the report read 1.77x)",
     },
     Why {
         key: "resident peak",

@@ -16,7 +16,7 @@
 //! - the runs span at least [`MIN_SPAN_BYTES`], far more than a core's caches;
 //! - the scratch, as large as the runs together, holds at most [`MAX_SCRATCH_BYTES`].
 //!
-//! The last two make the runs at most a 64th of the span they lie in: short rows far apart,
+//! The last two make the runs at most a 32nd of the span they lie in: short rows far apart,
 //! never a dense block, which the cache and the prefetchers serve well.
 //!
 //! The scratch product is the same call on the same operands with a dense output, so each
@@ -120,8 +120,8 @@ impl Stream {
 }
 
 /// `C = A·B` by `product` into this thread's scratch, then `C` from it by non-temporal stores,
-/// along the side `how` names. When the scratch is in use (a product inside a product), the
-/// product runs in place instead.
+/// along the side `how` names. When the scratch is in use (a product inside a product), or the
+/// side `how` names does not have unit stride, the product runs in place instead.
 pub(super) fn run<U: Streamed>(
     how: Stream,
     c: MatMut<'_, U>,
@@ -132,6 +132,9 @@ pub(super) fn run<U: Streamed>(
     let (mut c, a, b) =
         if how.transposed { (c.transpose_mut(), b.transpose(), a.transpose()) } else { (c, a, b) };
     let (rows, cols) = (c.nrows(), c.ncols());
+    if c.col_stride() != 1 {
+        return product(c, Accum::Replace, a, b);
+    }
     U::scratch().with(|cell| {
         let Ok(mut scratch) = cell.try_borrow_mut() else {
             return product(c.as_mut(), Accum::Replace, a, b);
@@ -143,8 +146,8 @@ pub(super) fn run<U: Streamed>(
         let dense = MatMut::from_row_major_slice_mut(&mut scratch[..len], rows, cols);
         product(dense, Accum::Replace, a, b);
         for (i, src) in scratch[..len].chunks_exact(cols.max(1)).enumerate() {
-            let row = c.as_mut().row_mut(i).try_as_row_major_mut();
-            if let Some(row) = row {
+            // Every row is contiguous: `C`'s column stride is 1.
+            if let Some(row) = c.as_mut().row_mut(i).try_as_row_major_mut() {
                 for (d, &x) in row.as_slice_mut().iter_mut().zip(src) {
                     nontemporal::put(d, x);
                 }

@@ -151,6 +151,21 @@ fn a_streamed_product_is_one_calls_product_bit_for_bit() {
 }
 
 #[test]
+fn an_output_without_unit_stride_on_the_named_side_is_computed_in_place() {
+    // A column-major C named by rows: its rows are not runs, so `run` leaves it to the product.
+    let (m, n, k, gap) = (6, 5, 7, 9);
+    let a: Vec<f64> = (0..m * k).map(value).collect();
+    let b: Vec<f64> = (0..k * n).map(|i| value(1 << 20 | i)).collect();
+    let (a, b) = (MatRef::from_row_major_slice(&a, m, k), MatRef::from_row_major_slice(&b, k, n));
+    let (mut whole, mut named) = (vec![0.5; n * gap], vec![0.5; n * gap]);
+    let c = MatMut::from_column_major_slice_with_stride_mut(&mut whole, m, n, gap);
+    faer_call(c, Accum::Replace, a, b);
+    let c = MatMut::from_column_major_slice_with_stride_mut(&mut named, m, n, gap);
+    run(Stream { transposed: false }, c, a, b, faer_call::<f64>);
+    assert!(whole.iter().zip(&named).all(|(x, y)| x.to_bits() == y.to_bits()));
+}
+
+#[test]
 fn a_product_inside_a_streamed_product_runs_in_place() {
     // The thread's scratch is taken: the product is computed straight into C.
     let (m, n, k, gap) = (16, 12, 9, 64);
