@@ -140,5 +140,5 @@ pub fn einsum_cached<T: Element, S: PlanStore, A: KernelAlloc + ?Sized>(
     alloc: &mut A,
     par: Par,
 ) -> Result<Tensor<T>, KernelError> {
-    store.lookup_matched(spec, operands, path)?.execute_as(alloc, par)
+    store.lookup(spec, operands, path)?.execute(operands, alloc, par)
 }

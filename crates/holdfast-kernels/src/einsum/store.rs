@@ -90,7 +90,9 @@ pub trait PlanStore {
     ///
     /// A store whose [`find_recent`](Self::find_recent) or [`find`](Self::find) hands out a
     /// plan made for other operands breaks that: the run then panics or computes a wrong
-    /// result. It never reads outside the operands, whose extents every kernel checks.
+    /// result. It never reads outside the operands, whose extents every kernel checks. The
+    /// engine's own store takes this path; [`einsum_cached`](super::einsum_cached), which runs
+    /// on any store, checks the operands again.
     ///
     /// # Errors
     ///
