@@ -52,36 +52,24 @@ pub(super) trait Streamed: Copy + Default + 'static {
     fn scratch() -> &'static LocalKey<RefCell<Vec<Self>>>;
 }
 
-thread_local! {
-    static SCRATCH_F32: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
-    static SCRATCH_F64: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) };
-    static SCRATCH_C32: RefCell<Vec<c32>> = const { RefCell::new(Vec::new()) };
-    static SCRATCH_C64: RefCell<Vec<c64>> = const { RefCell::new(Vec::new()) };
+/// Implements [`Streamed`] for each element type, with its thread-local scratch.
+macro_rules! streamed {
+    ($($t:ty => $key:ident),* $(,)?) => {
+        $(
+            thread_local! {
+                static $key: RefCell<Vec<$t>> = const { RefCell::new(Vec::new()) };
+            }
+
+            impl Streamed for $t {
+                fn scratch() -> &'static LocalKey<RefCell<Vec<Self>>> {
+                    &$key
+                }
+            }
+        )*
+    };
 }
 
-impl Streamed for f32 {
-    fn scratch() -> &'static LocalKey<RefCell<Vec<Self>>> {
-        &SCRATCH_F32
-    }
-}
-
-impl Streamed for f64 {
-    fn scratch() -> &'static LocalKey<RefCell<Vec<Self>>> {
-        &SCRATCH_F64
-    }
-}
-
-impl Streamed for c32 {
-    fn scratch() -> &'static LocalKey<RefCell<Vec<Self>>> {
-        &SCRATCH_C32
-    }
-}
-
-impl Streamed for c64 {
-    fn scratch() -> &'static LocalKey<RefCell<Vec<Self>>> {
-        &SCRATCH_C64
-    }
-}
+streamed!(f32 => SCRATCH_F32, f64 => SCRATCH_F64, c32 => SCRATCH_C32, c64 => SCRATCH_C64);
 
 /// A product to stream: `C`'s rows (or, with `transposed`, its columns) are the short runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
