@@ -2,11 +2,16 @@
 //! with a fixed seed, the instance's `opt_flops` path, one thread, intermediates from a pool (as
 //! in a held session). Skips with a message when the folder is absent.
 //!
+//! `einsum_plan`: the cost of preparing a plan, on the contractions a DMRG sweep makes at bond
+//! dimension 24. A cutoff leaves every bond a slightly different size, so a sweep prepares a
+//! plan for most of them while the sizes settle.
+//!
 //! The five instances that take seconds per run (mera, gm_queen, tensornetwork) run only with
 //! `HOLDFAST_BENCH_LARGE=1`; the `einsum_instances` example times every instance (median of
 //! 3–5 runs) for the report table.
 //!
-//! `cargo bench -p holdfast-kernels --bench kernels_einsum [-- FILTER]`
+//! `cargo bench -p holdfast-kernels --bench kernels_einsum [-- FILTER]` (`-- einsum_plan` for
+//! the plans alone)
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a benchmark, not a library")]
 #![allow(clippy::print_stdout, reason = "a benchmark reports skipped instances")]
@@ -59,5 +64,39 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// A spec, its operands' shapes and its path (greedy when `None`).
+type Contraction = (&'static str, &'static [&'static [usize]], Option<&'static [(usize, usize)]>);
+
+/// A DMRG sweep's contractions at bond dimension 24 (MPO bond 3, spin 2): the environment
+/// updates with their three-step paths, the effective Hamiltonian's three pairwise steps and
+/// the split's products.
+const DMRG_SPECS: &[Contraction] = &[
+    (
+        "pqr,rsb,qtsv,ptc->cvb",
+        &[&[23, 3, 23], &[23, 2, 24], &[3, 2, 2, 3], &[23, 2, 24]],
+        Some(&[(0, 1), (0, 2), (0, 1)]),
+    ),
+    (
+        "asb,qtsv,ptc,cvb->pqa",
+        &[&[23, 2, 24], &[3, 2, 2, 3], &[22, 2, 24], &[24, 3, 24]],
+        Some(&[(0, 3), (0, 2), (0, 1)]),
+    ),
+    ("pqa,aijb->pqijb", &[&[23, 3, 23], &[23, 2, 2, 24]], None),
+    ("pqijb,qijklv->pklvb", &[&[23, 3, 2, 2, 24], &[3, 2, 2, 2, 2, 3]], None),
+    ("pklvb,cvb->pklc", &[&[23, 2, 2, 3, 24], &[24, 3, 24]], None),
+    ("asr,astb->rtb", &[&[23, 2, 22], &[23, 2, 2, 24]], None),
+];
+
+fn bench_plan(c: &mut Criterion) {
+    let mut g = c.benchmark_group("einsum_plan");
+    g.warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
+    for &(spec, shapes, path) in DMRG_SPECS {
+        let ts: Vec<Tensor<f64>> = shapes.iter().map(|s| Tensor::zeros(s.to_vec())).collect();
+        let vs: Vec<_> = ts.iter().map(Tensor::read).collect();
+        g.bench_function(spec, |b| b.iter(|| EinsumPlan::prepare(spec, &vs, path).unwrap()));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_plan);
 criterion_main!(benches);

@@ -117,7 +117,7 @@ impl Blocks {
         }
         let outer = &order[..split];
         let rest: Vec<u32> = loops.iter().copied().filter(|l| !outer.contains(l)).collect();
-        let block = Operand::dense(order[split..].to_vec(), dims);
+        let block = Operand::dense(order[split..].into(), dims);
         let strides = |labels: &[u32], op: &Operand| -> Axes {
             labels.iter().map(|&l| op.stride(l)).collect()
         };

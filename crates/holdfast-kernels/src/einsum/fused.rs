@@ -32,7 +32,7 @@ use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use super::layout::dense_len;
-use super::planner::Operand;
+use super::planner::{Labels, Operand};
 use super::step::SCATTERED_COPY_MIN;
 use crate::strided::{Axes, Nest, copy_nest_of};
 
@@ -78,7 +78,7 @@ impl Fused {
     /// element in place of its members.
     pub(super) fn plan(out: &Operand, leaves: &[Operand], dims: &[usize]) -> Fused {
         let cap = GROUP_MAX.min(out.len() / 4);
-        let labels_of = |members: &[usize]| -> Vec<u32> {
+        let labels_of = |members: &[usize]| -> Labels {
             let has = |l: u32| members.iter().any(|&m| leaves[m].pos(l).is_some());
             out.labels.iter().copied().filter(|&l| has(l)).collect()
         };

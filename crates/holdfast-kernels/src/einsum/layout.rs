@@ -26,21 +26,21 @@ mod tests;
 use std::ops::Range;
 
 use super::lookahead::Consumer;
-use super::planner::Operand;
+use super::planner::{Labels, Operand};
 
 /// The result order a step should produce: the output's on the last step, or the order its
 /// consumer reads without copying (batch labels, its own kept labels, then the contracted ones,
 /// each group in the partner's memory order when the partner already exists).
 #[derive(Debug, Clone)]
 pub(super) struct Want {
-    pub(super) order: Vec<u32>,
+    pub(super) order: Labels,
     /// Other orders the consumer reads in place (its groups swapped or arranged otherwise).
-    pub(super) alternatives: Vec<Vec<u32>>,
+    pub(super) alternatives: Vec<Labels>,
     /// The output: only this exact order avoids a final copy.
     exact: bool,
     /// The consumer's own-kept and contracted labels, in the order it will read them.
-    m: Vec<u32>,
-    k: Vec<u32>,
+    m: Labels,
+    k: Labels,
     /// `k` is in the partner's memory order (the partner exists), not free.
     k_fixed: bool,
     /// The consumer reads the result as its A (its copy of an A ends with the contracted
@@ -51,11 +51,11 @@ pub(super) struct Want {
 impl Want {
     pub(super) fn exact(output: &[u32]) -> Want {
         Want {
-            order: output.to_vec(),
+            order: output.into(),
             alternatives: Vec::new(),
             exact: true,
-            m: Vec::new(),
-            k: Vec::new(),
+            m: Labels::new(),
+            k: Labels::new(),
             k_fixed: false,
             as_a: false,
         }
@@ -71,7 +71,7 @@ impl Want {
         partner: Option<&Operand>,
         dims: &[usize],
     ) -> Option<Want> {
-        let mut result: Vec<u32> = Vec::new();
+        let mut result = Labels::new();
         for &l in a.labels.iter().chain(&b.labels) {
             if kept(l) && !result.contains(&l) {
                 result.push(l);
@@ -92,7 +92,7 @@ impl Want {
         // the consumer would rather copy the partner.
         let own_len = dense_len(&result, dims);
         let partner = partner.filter(|p| p.len() >= own_len);
-        let group = |keep: &dyn Fn(&u32) -> bool| -> Vec<u32> {
+        let group = |keep: &dyn Fn(&u32) -> bool| -> Labels {
             result.iter().copied().filter(|l| keep(l)).collect()
         };
         let batch = group(&|l| in_p(l) && survives(l));
@@ -102,7 +102,7 @@ impl Want {
             return None;
         }
         let by_class = |g: &[u32], rev: bool| {
-            let mut g = g.to_vec();
+            let mut g = Labels::from_slice(g);
             // Labels of both operands first (they become loops), then one side, then the other.
             g.sort_by_key(|&l| match (class(l), rev) {
                 (0, _) => 0,
@@ -112,7 +112,7 @@ impl Want {
             g
         };
         let fixed = |g: &[u32], rev: bool| partner.map_or_else(|| by_class(g, rev), |p| p.order(g));
-        let mut orders: Vec<Vec<u32>> = Vec::new();
+        let mut orders: Vec<Labels> = Vec::new();
         for rev in [false, true] {
             let bo = fixed(&batch, false);
             let (mo, ko) = (by_class(&m, rev), fixed(&k, !rev));
@@ -156,7 +156,7 @@ impl Want {
         if self.exact {
             return order == self.order.as_slice();
         }
-        let r = Operand::dense(order.to_vec(), dims);
+        let r = Operand::dense(order.into(), dims);
         let k = if self.k_fixed { self.k.clone() } else { r.order(&self.k) };
         match (r.merge(&r.order(&self.m), dims), r.merge(&k, dims)) {
             (Some((mx, ms)), Some((kx, ks))) => mx <= 1 || kx <= 1 || ms == 1 || ks == 1,
@@ -176,15 +176,15 @@ pub(super) fn dense_len(labels: &[u32], dims: &[usize]) -> usize {
 #[derive(Debug, Clone)]
 pub(super) struct Choice {
     pub(super) cost: usize,
-    pub(super) ko: Vec<u32>,
-    pub(super) a_copy: Option<Vec<u32>>,
-    pub(super) b_copy: Option<Vec<u32>>,
-    pub(super) loops: Vec<u32>,
+    pub(super) ko: Labels,
+    pub(super) a_copy: Option<Labels>,
+    pub(super) b_copy: Option<Labels>,
+    pub(super) loops: Labels,
     /// How many of the last `loops` run over contracted labels (their products add up in C).
     pub(super) k_loops: usize,
-    pub(super) a_tail: Vec<u32>,
-    pub(super) b_tail: Vec<u32>,
-    pub(super) result: Vec<u32>,
+    pub(super) a_tail: Labels,
+    pub(super) b_tail: Labels,
+    pub(super) result: Labels,
 }
 
 impl Choice {
@@ -222,7 +222,7 @@ impl Choice {
         a: &Operand,
         b: &Operand,
         (m, n): (&[u32], &[u32]),
-        ko: Vec<u32>,
+        ko: Labels,
         target: &[u32],
         narrow: (bool, bool),
         dims: &[usize],
@@ -271,7 +271,7 @@ impl Choice {
             return None;
         }
         // The labels of a run left out of its part loop, after the target's leading labels.
-        let mut prefix: Vec<u32> = target[..split].to_vec();
+        let mut prefix = Labels::from_slice(&target[..split]);
         for (run, p) in [(rows, &pa), (cols, &pb)] {
             prefix.extend(run[..p.start].iter().chain(&run[p.end..]).copied());
         }
@@ -292,9 +292,9 @@ impl Choice {
             b_copy,
             loops: prefix.clone(),
             k_loops: 0,
-            a_tail: rows.to_vec(),
-            b_tail: cols.to_vec(),
-            result: target.to_vec(),
+            a_tail: rows.into(),
+            b_tail: cols.into(),
+            result: target.into(),
         };
         choice.cost = choice.traffic(a, b, reps(1), reps(2), dims);
         Some(choice)
@@ -324,9 +324,9 @@ impl Choice {
             if fa.copy || fb.copy {
                 return None;
             }
-            let mut loops: Vec<u32> =
+            let mut loops: Labels =
                 batch.iter().chain(&fa.loops).chain(&fb.loops).copied().collect();
-            let result: Vec<u32> = loops.iter().chain(&fa.tail).chain(&fb.tail).copied().collect();
+            let result: Labels = loops.iter().chain(&fa.tail).chain(&fb.tail).copied().collect();
             let result_len = dense_len(&result, dims);
             let unwanted = want.is_some_and(|w| !w.accepts(&result, dims));
             // C is read back and written again once per extra iteration: with a short inner
@@ -338,7 +338,7 @@ impl Choice {
             loops.extend_from_slice(kl);
             let mut c = Choice {
                 cost: 0,
-                ko: kt.to_vec(),
+                ko: kt.into(),
                 a_copy: None,
                 b_copy: None,
                 loops,
@@ -368,8 +368,8 @@ const NARROW_MIN: usize = 256;
 /// whether it must be copied dense first.
 #[derive(Debug, Clone)]
 pub(super) struct Form {
-    pub(super) loops: Vec<u32>,
-    pub(super) tail: Vec<u32>,
+    pub(super) loops: Labels,
+    pub(super) tail: Labels,
     pub(super) copy: bool,
 }
 
@@ -383,7 +383,7 @@ impl Form {
         allow_loops: bool,
         dims: &[usize],
     ) -> Form {
-        let dense = Form { loops: Vec::new(), tail: kept.to_vec(), copy: true };
+        let dense = Form { loops: Labels::new(), tail: kept.into(), copy: true };
         let Some((kx, ks)) = op.merge(k, dims) else {
             return dense;
         };
@@ -395,7 +395,7 @@ impl Form {
         if !unit || (t > 0 && !allow_loops) {
             return dense;
         }
-        Form { loops: kept[..t].to_vec(), tail: kept[t..].to_vec(), copy: false }
+        Form { loops: kept[..t].into(), tail: kept[t..].into(), copy: false }
     }
 }
 

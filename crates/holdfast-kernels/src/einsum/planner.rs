@@ -38,11 +38,15 @@ use super::step::plan_step;
 use crate::KernelError;
 use crate::strided::{Axes, Nest, Order, row_major};
 
+/// A list of label ids, as the planner builds and compares by the dozen for every step: inline
+/// up to eight labels, so that most never touch the heap.
+pub(super) type Labels = SmallVec<[u32; 8]>;
+
 /// An operand during planning: labels (unique), dims and strides, and whether it is a dense
 /// intermediate.
 #[derive(Debug, Clone)]
 pub(super) struct Operand {
-    pub(super) labels: Vec<u32>,
+    pub(super) labels: Labels,
     pub(super) shape: Axes,
     pub(super) strides: Axes,
 }
@@ -61,7 +65,7 @@ impl Operand {
     }
 
     /// `group` ordered by decreasing stride in this operand (ties keep this operand's order).
-    pub(super) fn order(&self, group: &[u32]) -> Vec<u32> {
+    pub(super) fn order(&self, group: &[u32]) -> Labels {
         let mut g: Vec<(usize, usize, u32)> =
             group.iter().map(|&l| (self.stride(l), self.pos(l).unwrap_or(0), l)).collect();
         g.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
@@ -74,7 +78,7 @@ impl Operand {
     }
 
     /// A dense operand with `labels` in that order.
-    pub(super) fn dense(labels: Vec<u32>, dims: &[usize]) -> Operand {
+    pub(super) fn dense(labels: Labels, dims: &[usize]) -> Operand {
         let shape: Axes = labels.iter().map(|&l| dims[l as usize]).collect();
         let strides = row_major(&shape);
         Operand { labels, shape, strides }
@@ -88,7 +92,7 @@ impl Operand {
     }
 }
 
-fn merge_with(
+pub(super) fn merge_with(
     group: &[u32],
     dims: &[usize],
     stride: impl Fn(u32) -> usize,
@@ -200,7 +204,8 @@ impl EinsumPlan {
         let mut list: SmallVec<[Operand; 8]> = SmallVec::with_capacity(n);
         let mut views = Vec::with_capacity(n);
         for (term, &(_, strides)) in spec.inputs().iter().zip(layouts) {
-            let mut op = Operand { labels: Vec::new(), shape: Axes::new(), strides: Axes::new() };
+            let mut op =
+                Operand { labels: Labels::new(), shape: Axes::new(), strides: Axes::new() };
             for (&l, &s) in term.iter().zip(strides) {
                 match op.pos(l) {
                     Some(p) => op.strides[p] += s,
@@ -220,7 +225,7 @@ impl EinsumPlan {
                 p.to_vec()
             }
             None => {
-                let terms: Vec<Vec<u32>> = list.iter().map(|o| o.labels.clone()).collect();
+                let terms: Vec<Vec<u32>> = list.iter().map(|o| o.labels.to_vec()).collect();
                 greedy_path(&terms, spec.output(), &dims)
             }
         };
@@ -234,7 +239,7 @@ impl EinsumPlan {
         for &l in spec.output() {
             count[l as usize] += 1;
         }
-        let terms: Vec<Vec<u32>> = list.iter().map(|o| o.labels.clone()).collect();
+        let terms: Vec<Vec<u32>> = list.iter().map(|o| o.labels.to_vec()).collect();
         let next = consumers(&terms, spec.output(), &path, dims.len());
         // Operand ids parallel to `list` (inputs `0..n`, the result of step `s` is `n + s`).
         let mut ids: SmallVec<[usize; 8]> = (0..n).collect();
@@ -381,7 +386,7 @@ pub(super) fn presum(
     if op.labels.iter().all(|&l| keep(l)) {
         return (op, None);
     }
-    let labels: Vec<u32> = op.labels.iter().copied().filter(|&l| keep(l)).collect();
+    let labels: Labels = op.labels.iter().copied().filter(|&l| keep(l)).collect();
     let out = Operand::dense(labels, dims);
     let so: Axes = op.labels.iter().map(|&l| out.stride(l)).collect();
     let zeros: Axes = SmallVec::from_elem(0, op.labels.len());
@@ -391,14 +396,14 @@ pub(super) fn presum(
 }
 
 fn plan_finish(op: &Operand, output: &[u32], dims: &[usize], borrowed: bool) -> Finish {
-    let out = Operand::dense(output.to_vec(), dims);
+    let out = Operand::dense(output.into(), dims);
     if op.labels.iter().any(|l| !output.contains(l)) {
         let so: Axes = op.labels.iter().map(|&l| out.stride(l)).collect();
         let zeros: Axes = SmallVec::from_elem(0, op.labels.len());
         let nest = Nest::new(&op.shape, &so, &op.strides, &zeros, Order::A);
         return Finish::Sum(SumOp { nest, out_len: out.len() });
     }
-    if !borrowed && op.labels == output {
+    if !borrowed && op.labels.as_slice() == output {
         return Finish::Move;
     }
     Finish::Copy(op.copy_to(output, dims))

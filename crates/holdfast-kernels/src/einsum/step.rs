@@ -2,11 +2,14 @@
 //! contracted, how each operand is seen as a strided matrix (in place, copied, or looped over),
 //! and the result's layout (see `planner.rs` for the whole plan).
 
+use smallvec::SmallVec;
+
 use super::blocks::{Blocks, Side, split_innermost};
 use super::layout::{Choice, Form, Want, dense_len, gemm_ready};
 use super::plan::{CopyOp, Core, GemmCore, MapCopy, Step};
-use super::planner::{Operand, presum};
+use super::planner::{Labels, Operand, merge_with, presum};
 use crate::matmul::batch::PreparedGemm;
+use crate::matmul::nano_sized;
 use crate::matmul::operand::{BatchSpec, MatSpec};
 use crate::strided::{Axes, Nest, Order, copy_nest_of};
 
@@ -28,18 +31,17 @@ pub(super) fn plan_step(
     let in_a = |l: u32| a.labels.contains(&l);
     let (a, a_sum) = presum(a.clone(), |l| kept(l) || in_b(l), dims);
     let (b, b_sum) = presum(b.clone(), |l| kept(l) || in_a(l), dims);
-    let batch: Vec<u32> =
+    let batch: Labels =
         a.labels.iter().copied().filter(|&l| b.pos(l).is_some() && kept(l)).collect();
-    let k: Vec<u32> =
-        a.labels.iter().copied().filter(|&l| b.pos(l).is_some() && !kept(l)).collect();
-    let m: Vec<u32> = a.labels.iter().copied().filter(|&l| b.pos(l).is_none()).collect();
-    let n: Vec<u32> = b.labels.iter().copied().filter(|&l| a.pos(l).is_none()).collect();
+    let k: Labels = a.labels.iter().copied().filter(|&l| b.pos(l).is_some() && !kept(l)).collect();
+    let m: Labels = a.labels.iter().copied().filter(|&l| b.pos(l).is_none()).collect();
+    let n: Labels = b.labels.iter().copied().filter(|&l| a.pos(l).is_none()).collect();
     if k.is_empty() {
         // Elementwise product over the union of labels. With no order wanted: when B is the
         // larger operand and too large to stay in cache, B's memory order after A's own
         // labels, so that B is read in order and only A may need a copy; otherwise A's order,
         // then B's own labels.
-        let labels: Vec<u32> = match want {
+        let labels: Labels = match want {
             Some(w) => w.order.clone(),
             None if b.len() > a.len() && b.len() >= MAP_COPY_MIN => {
                 let mut l = a.order(&m);
@@ -85,11 +87,11 @@ pub(super) fn plan_step(
     let bo = a.order(&batch);
     let mut best: Option<Choice> = None;
     let mut offer = |c: Choice| {
-        for c in with_scratch(c, &a, &b, dims) {
+        with_scratch(c, &a, &b, dims, &mut |c| {
             if best.as_ref().is_none_or(|b| c.cost < b.cost) {
                 best = Some(c);
             }
-        }
+        });
     };
     let target = want.map(|w| Operand::dense(w.order.clone(), dims));
     for (ko, allow_loops) in
@@ -103,12 +105,12 @@ pub(super) fn plan_step(
                 offer(c);
             }
         }
-        let loops: Vec<u32> = bo.iter().chain(&fa.loops).chain(&fb.loops).copied().collect();
+        let loops: Labels = bo.iter().chain(&fa.loops).chain(&fb.loops).copied().collect();
         let reps = |f: &Form| f.loops.iter().map(|&l| dims[l as usize]).product::<usize>();
         arrange_inner(want, &loops, (&mut fa, &a), (&mut fb, &b), dims);
         let (reps_a, reps_b) = (reps(&fa), reps(&fb));
         // The plain dense result, unless the wanted order is needed and can be written.
-        let plain: Vec<u32> = loops.iter().chain(&fa.tail).chain(&fb.tail).copied().collect();
+        let plain: Labels = loops.iter().chain(&fa.tail).chain(&fb.tail).copied().collect();
         let unwanted = want.filter(|w| !w.accepts(&plain, dims));
         let direct = target
             .as_ref()
@@ -187,7 +189,7 @@ fn arrange_inner(
     (fb, b): (&mut Form, &Operand),
     dims: &[usize],
 ) {
-    let plain: Vec<u32> = loops.iter().chain(&fa.tail).chain(&fb.tail).copied().collect();
+    let plain: Labels = loops.iter().chain(&fa.tail).chain(&fb.tail).copied().collect();
     let Some(w) = want.filter(|w| !w.accepts(&plain, dims)) else { return };
     let (inner, op) = if fb.tail.is_empty() { (fa, a) } else { (fb, b) };
     if inner.copy && op.len().saturating_mul(2) <= dense_len(&plain, dims) {
@@ -203,7 +205,7 @@ struct Laid {
     b: Operand,
     a_copy: Option<CopyOp>,
     b_copy: Option<CopyOp>,
-    loops: Vec<u32>,
+    loops: Labels,
     result: Operand,
     spec: BatchSpec,
     outer: Option<Nest>,
@@ -211,6 +213,7 @@ struct Laid {
 
 impl Laid {
     fn of(ch: Choice, a: Operand, b: Operand, dims: &[usize]) -> Laid {
+        let (spec, outer) = product_of(&ch, (&a, &b), dims);
         let (a, a_copy) = match &ch.a_copy {
             Some(order) => (Operand::dense(order.clone(), dims), Some(a.copy_to(order, dims))),
             None => (a, None),
@@ -219,37 +222,54 @@ impl Laid {
             Some(order) => (Operand::dense(order.clone(), dims), Some(b.copy_to(order, dims))),
             None => (b, None),
         };
-        let Choice { ko, loops, a_tail, b_tail, result, .. } = ch;
-        let result = Operand::dense(result, dims);
-        let g = |op: &Operand, group: &[u32]| op.merge(group, dims).unwrap_or((1, 0));
-        let (mm, a_sm) = g(&a, &a_tail);
-        let (kk, a_sk) = g(&a, &ko);
-        let (_, b_sk) = g(&b, &ko);
-        let (nn, b_sn) = g(&b, &b_tail);
-        let (_, c_sm) = g(&result, &a_tail);
-        let (_, c_sn) = g(&result, &b_tail);
-        let loop_shape: Axes = loops.iter().map(|&l| dims[l as usize]).collect();
-        let lc: Axes = loops.iter().map(|&l| result.stride(l)).collect();
-        let la: Axes = loops.iter().map(|&l| a.stride(l)).collect();
-        let lb: Axes = loops.iter().map(|&l| b.stride(l)).collect();
-        // The larger operand's part that one product reads is read again, from cache, by the
-        // products that loop over labels it lacks when those loops run innermost.
-        let order = if a.len() >= b.len() { Order::OutReusingA } else { Order::OutReusingB };
-        let nest = Nest::new(&loop_shape, &lc, &la, &lb, order);
-        // The innermost loop becomes the GEMM batch (so a plain batch can fan out); the others
-        // are iterated around it.
-        let (outer, (nb, sc, sa, sb)) = split_innermost(&nest);
-        let spec = BatchSpec {
-            batch: nb,
-            a: MatSpec { rows: mm, cols: kk, rs: a_sm, cs: a_sk },
-            b: MatSpec { rows: kk, cols: nn, rs: b_sk, cs: b_sn },
-            c: MatSpec { rows: mm, cols: nn, rs: c_sm, cs: c_sn },
-            sa,
-            sb,
-            sc,
-        };
-        Laid { a, b, a_copy, b_copy, loops, result, spec, outer }
+        let result = Operand::dense(ch.result, dims);
+        Laid { a, b, a_copy, b_copy, loops: ch.loops, result, spec, outer }
     }
+}
+
+/// The batched product a layout runs on operands `a` and `b` (as they are before its copies),
+/// and the loops iterated around it, found without making the copies or the result.
+fn product_of(
+    ch: &Choice,
+    (a, b): (&Operand, &Operand),
+    dims: &[usize],
+) -> (BatchSpec, Option<Nest>) {
+    // A copied operand is dense in its copy's order, as is the result in its own.
+    let dense = |order: &[u32], l: u32| {
+        order.iter().position(|&x| x == l).map_or(0, |p| dense_len(&order[p + 1..], dims))
+    };
+    let sa = |l: u32| ch.a_copy.as_deref().map_or_else(|| a.stride(l), |o| dense(o, l));
+    let sb = |l: u32| ch.b_copy.as_deref().map_or_else(|| b.stride(l), |o| dense(o, l));
+    let sc = |l: u32| dense(&ch.result, l);
+    let g = |group: &[u32], stride: &dyn Fn(u32) -> usize| {
+        merge_with(group, dims, stride).unwrap_or((1, 0))
+    };
+    let (mm, a_sm) = g(&ch.a_tail, &sa);
+    let (kk, a_sk) = g(&ch.ko, &sa);
+    let (_, b_sk) = g(&ch.ko, &sb);
+    let (nn, b_sn) = g(&ch.b_tail, &sb);
+    let (_, c_sm) = g(&ch.a_tail, &sc);
+    let (_, c_sn) = g(&ch.b_tail, &sc);
+    let strides =
+        |stride: &dyn Fn(u32) -> usize| -> Axes { ch.loops.iter().map(|&l| stride(l)).collect() };
+    let loop_shape: Axes = ch.loops.iter().map(|&l| dims[l as usize]).collect();
+    // The larger operand's part that one product reads is read again, from cache, by the
+    // products that loop over labels it lacks when those loops run innermost.
+    let order = if a.len() >= b.len() { Order::OutReusingA } else { Order::OutReusingB };
+    let nest = Nest::new(&loop_shape, &strides(&sc), &strides(&sa), &strides(&sb), order);
+    // The innermost loop becomes the GEMM batch (so a plain batch can fan out); the others
+    // are iterated around it.
+    let (outer, (nb, sc, sa, sb)) = split_innermost(&nest);
+    let spec = BatchSpec {
+        batch: nb,
+        a: MatSpec { rows: mm, cols: kk, rs: a_sm, cs: a_sk },
+        b: MatSpec { rows: kk, cols: nn, rs: b_sk, cs: b_sn },
+        c: MatSpec { rows: mm, cols: nn, rs: c_sm, cs: c_sn },
+        sa,
+        sb,
+        sc,
+    };
+    (spec, outer)
 }
 
 /// nano-gemm's scratch copies count this many times their elements: it moves them one at a
@@ -259,28 +279,41 @@ const SCRATCH_WEIGHT: usize = 2;
 
 /// Elements nano-gemm would move through scratch, weighted, over all the products of `ch`.
 fn scratch_traffic(ch: &Choice, a: &Operand, b: &Operand, dims: &[usize]) -> usize {
-    let laid = Laid::of(ch.clone(), a.clone(), b.clone(), dims);
-    let per_item = PreparedGemm::new(&laid.spec).nano_scratch_per_item();
+    // The matrices' extents do not depend on the layout: most products are too large for
+    // nano-gemm whatever it is.
+    let extent = |group: &[u32]| dense_len(group, dims);
+    if !nano_sized(extent(&ch.a_tail), extent(&ch.b_tail), extent(&ch.ko)) {
+        return 0;
+    }
+    let (spec, outer) = product_of(ch, (a, b), dims);
+    let per_item = PreparedGemm::nano_scratch_of(&spec);
     if per_item == 0 {
         return 0;
     }
-    let calls = laid.outer.as_ref().map_or(1, Nest::numel).saturating_mul(laid.spec.batch);
+    let calls = outer.as_ref().map_or(1, Nest::numel).saturating_mul(spec.batch);
     calls.saturating_mul(per_item).saturating_mul(SCRATCH_WEIGHT)
 }
 
-/// `ch` charged the scratch traffic of its products, and, when there is any, the variants that
-/// copy one operand with its matrix-axis tail innermost (nano-gemm then reads it in place when
-/// the result's matching axis has unit stride), each charged its copy.
-fn with_scratch(mut ch: Choice, a: &Operand, b: &Operand, dims: &[usize]) -> Vec<Choice> {
+/// Hands `take` `ch` charged the scratch traffic of its products, and, when there is any, the
+/// variants that copy one operand with its matrix-axis tail innermost (nano-gemm then reads it
+/// in place when the result's matching axis has unit stride), each charged its copy.
+fn with_scratch(
+    mut ch: Choice,
+    a: &Operand,
+    b: &Operand,
+    dims: &[usize],
+    take: &mut dyn FnMut(Choice),
+) {
     let extra = scratch_traffic(&ch, a, b, dims);
     if extra == 0 {
-        return vec![ch];
+        take(ch);
+        return;
     }
-    let mut out = Vec::with_capacity(3);
+    let mut variants: SmallVec<[Choice; 2]> = SmallVec::new();
     for copy_a in [true, false] {
         let (op, tail, copied) =
             if copy_a { (a, &ch.a_tail, &ch.a_copy) } else { (b, &ch.b_tail, &ch.b_copy) };
-        let order: Vec<u32> = (ch.loops.iter().filter(|&&l| op.pos(l).is_some()))
+        let order: Labels = (ch.loops.iter().filter(|&&l| op.pos(l).is_some()))
             .chain(&ch.ko)
             .chain(tail)
             .copied()
@@ -298,12 +331,12 @@ fn with_scratch(mut ch: Choice, a: &Operand, b: &Operand, dims: &[usize]) -> Vec
         let e = scratch_traffic(&v, a, b, dims);
         if e < extra {
             v.cost = v.cost.saturating_add(e);
-            out.push(v);
+            variants.push(v);
         }
     }
     ch.cost = ch.cost.saturating_add(extra);
-    out.insert(0, ch);
-    out
+    take(ch);
+    variants.into_iter().for_each(take);
 }
 
 /// Never called: the candidate list above is never empty.

@@ -52,38 +52,47 @@ impl PreparedGemm {
     /// When the dimensions of `spec` disagree (a broken caller invariant: plans validate shapes
     /// first).
     pub(crate) fn new(spec: &BatchSpec) -> Self {
-        let mut spec = *spec;
-        // Prefer a unit column stride in C: the loop kernel and faer both like row-contiguous
-        // output.
-        let swapped = spec.c.cs != 1 && spec.c.rs == 1 && spec.c.rows > 1;
-        if swapped {
-            spec = spec.transposed();
-        }
+        let (spec, swapped) = Self::orient(spec);
         Self::oriented(spec, swapped)
     }
 
     /// Prepares `spec`, already in the orientation it runs in.
     fn oriented(spec: BatchSpec, swapped: bool) -> Self {
+        let kernel = match Self::kernel_of(&spec) {
+            Kernel::Faer { views, .. } => Kernel::Faer { views, nano: views.nano_plans() },
+            other => other,
+        };
+        PreparedGemm { spec, swapped, kernel, flops: 2 * spec.macs() }
+    }
+
+    /// `spec` in the orientation it runs in, and whether that is transposed. C with a unit
+    /// column stride is preferred: the loop kernel and faer both like row-contiguous output.
+    fn orient(spec: &BatchSpec) -> (BatchSpec, bool) {
+        let swapped = spec.c.cs != 1 && spec.c.rs == 1 && spec.c.rows > 1;
+        (if swapped { spec.transposed() } else { *spec }, swapped)
+    }
+
+    /// The kernel of an oriented `spec`, without nano-gemm's plans (`nano: None`).
+    fn kernel_of(spec: &BatchSpec) -> Kernel {
         let (m, n, k) = (spec.a.rows, spec.b.cols, spec.a.cols);
-        let kernel = if spec.batch == 0 || m == 0 || n == 0 {
+        if spec.batch == 0 || m == 0 || n == 0 {
             Kernel::Nothing
         } else if k == 0 {
             Kernel::Zero
         } else if spec.batch > 1 && m * n * k <= SMALL_GEMM_MAX_MACS {
             Kernel::Loop
         } else {
-            let views = FaerViews::new(spec.a, spec.b, spec.c);
-            Kernel::Faer { views, nano: views.nano_plans() }
-        };
-        PreparedGemm { spec, swapped, kernel, flops: 2 * spec.macs() }
+            Kernel::Faer { views: FaerViews::new(spec.a, spec.b, spec.c), nano: None }
+        }
     }
 
-    /// Elements nano-gemm moves through its scratch blocks per item, on every run: nonzero
+    /// Elements nano-gemm moves through its scratch blocks per item, on every run, of the
+    /// batch [`new`](Self::new) prepares from `spec` (found without preparing it): nonzero
     /// only for items small enough for nano-gemm whose left operand and output nano-gemm
     /// cannot read in place in either orientation (the planner's cost of such a layout).
-    pub(crate) fn nano_scratch_per_item(&self) -> usize {
-        match &self.kernel {
-            Kernel::Faer { views, nano: Some(_) } => views.nano_scratch(),
+    pub(crate) fn nano_scratch_of(spec: &BatchSpec) -> usize {
+        match Self::kernel_of(&Self::orient(spec).0) {
+            Kernel::Faer { views, .. } => views.nano_scratch(),
             _ => 0,
         }
     }

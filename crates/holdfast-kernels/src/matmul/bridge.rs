@@ -30,6 +30,11 @@ pub(crate) const NANO_GEMM_MAX_MACS: usize = 16 * 16 * 16;
 /// matrix-vector paths, which faer itself takes for such shapes before nano-gemm, vectorise.
 pub(crate) const NANO_GEMM_MAX_DIM: usize = 64;
 
+/// True when an `m×k · k×n` product is small enough for nano-gemm, in either orientation.
+pub(crate) fn nano_sized(m: usize, n: usize, k: usize) -> bool {
+    m * n * k <= NANO_GEMM_MAX_MACS && m.max(n).max(k) <= NANO_GEMM_MAX_DIM
+}
+
 /// A stride as faer wants it. Strides of unit dimensions are never used to address anything, so
 /// they are replaced by 0 when they would not fit.
 fn istride(stride: usize, dim: usize) -> isize {
@@ -130,7 +135,7 @@ impl FaerViews {
     /// The normalised nano-gemm shape when the product is small enough for nano-gemm.
     fn nano_shape(&self) -> Option<NanoShape> {
         let (m, n, k) = (self.a.rows, self.b.cols, self.a.cols);
-        (m * n * k <= NANO_GEMM_MAX_MACS && m.max(n).max(k) <= NANO_GEMM_MAX_DIM).then(|| {
+        nano_sized(m, n, k).then(|| {
             NanoShape::new(
                 (m, n, k),
                 (self.c.rs, self.c.cs),

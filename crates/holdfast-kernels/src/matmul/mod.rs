@@ -41,6 +41,8 @@ mod tests;
 mod thin;
 mod warm;
 
+pub(crate) use bridge::nano_sized;
+
 use holdfast_tensor::{Element, Layout, SizedLayout, Tensor, TensorRead};
 
 use crate::{KernelAlloc, KernelError, Par};

@@ -2,7 +2,8 @@
 //! column-major outputs are computed through the transposed problem, and every kernel adds
 //! into C when asked.
 
-use super::batch::{faer_gemm, loop_gemm, run_batch};
+use super::batch::{PreparedGemm, faer_gemm, loop_gemm, run_batch};
+use super::nano_sized;
 use super::operand::{Accum, BatchSpec, MatMut, MatRef, MatSpec};
 use crate::Par;
 
@@ -256,6 +257,46 @@ fn nano_scratch_counts_what_nano_gemm_copies() {
     assert_eq!(NanoShape::new((n, n, n), spread, row, col).scratch_elements(), 3 * n * n);
     // A row (m = 1) never needs scratch.
     assert_eq!(NanoShape::new((1, n, n), row, row, col).scratch_elements(), 0);
+}
+
+#[test]
+fn nano_scratch_is_zero_for_products_too_large_for_nano_gemm() {
+    // The planner skips the scratch estimate of a layout whose product is not `nano_sized`
+    // (its extents do not depend on the layout): that is right only if such a product never
+    // has any, in any orientation, layout or batch.
+    let sizes = [1usize, 2, 7, 16, 17, 40, 64, 65, 300];
+    let mut counted = 0;
+    let triples =
+        sizes.iter().flat_map(|&m| sizes.iter().flat_map(move |&n| sizes.map(|k| (m, n, k))));
+    for (m, n, k) in triples {
+        for (ar, br, cr) in
+            [(true, true, true), (true, true, false), (false, false, true), (false, true, false)]
+        {
+            for batch in [1, 3] {
+                let mat = |rows: usize, cols: usize, row_major: bool| {
+                    let (rs, cs) = if row_major { (2 * cols, 2) } else { (1, rows) };
+                    MatSpec { rows, cols, rs, cs }
+                };
+                let spec = BatchSpec {
+                    batch,
+                    a: mat(m, k, ar),
+                    b: mat(k, n, br),
+                    c: mat(m, n, cr),
+                    sa: 0,
+                    sb: 0,
+                    sc: 2 * m * n,
+                };
+                let per_item = PreparedGemm::nano_scratch_of(&spec);
+                if nano_sized(m, n, k) {
+                    counted += per_item;
+                } else {
+                    assert_eq!(per_item, 0, "{m}x{n}x{k}, batch {batch}");
+                }
+            }
+        }
+    }
+    // Products nano-gemm takes do count their scratch (a C with no unit stride, among others).
+    assert!(counted > 0);
 }
 
 #[test]

@@ -1,17 +1,20 @@
 //! Unit tests of the result-order rules that do not need a whole plan.
 
+use smallvec::smallvec;
+
 use super::Want;
+use crate::einsum::planner::Labels;
 
 #[test]
 fn a_free_tail_ends_with_the_group_the_readers_copy_puts_last() {
     // Labels 9 and 8 are the consumer's batch labels, 3 and 4 its contracted ones, 5 and 6
     // its own kept ones.
     let consumer = |as_a| Want {
-        order: Vec::new(),
+        order: Labels::new(),
         alternatives: Vec::new(),
         exact: false,
-        m: vec![5, 6],
-        k: vec![3, 4],
+        m: smallvec![5, 6],
+        k: smallvec![3, 4],
         k_fixed: false,
         as_a,
     };
