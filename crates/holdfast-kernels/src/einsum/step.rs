@@ -94,9 +94,17 @@ pub(super) fn plan_step(
         });
     };
     let target = want.map(|w| Operand::dense(w.order.clone(), dims));
-    for (ko, allow_loops) in
-        [(a.order(&k), true), (b.order(&k), true), (a.order(&k), false), (b.order(&k), false)]
+    // The candidate orders of the contracted labels, each once: a candidate evaluated twice
+    // costs the same and never replaces the first.
+    let mut kos: SmallVec<[Labels; 2]> = SmallVec::new();
+    for ko in [a.order(&k), b.order(&k)] {
+        if !kos.contains(&ko) {
+            kos.push(ko);
+        }
+    }
+    for (allow_loops, ko) in [true, false].into_iter().flat_map(|l| kos.iter().map(move |k| (l, k)))
     {
+        let ko = ko.clone();
         let mut fa = Form::of(&a, &a.order(&m), &ko, allow_loops, dims);
         let mut fb = Form::of(&b, &b.order(&n), &ko, allow_loops, dims);
         if allow_loops && (fa.copy || fb.copy) {
@@ -141,8 +149,14 @@ pub(super) fn plan_step(
     }
     if let Some(w) = want {
         let mn = (&m[..], &n[..]);
-        for ko in [a.order(&k), b.order(&k)] {
-            for order in std::iter::once(&w.order).chain(&w.alternatives) {
+        let mut orders: SmallVec<[&Labels; 4]> = SmallVec::new();
+        for order in std::iter::once(&w.order).chain(&w.alternatives) {
+            if !orders.contains(&order) {
+                orders.push(order);
+            }
+        }
+        for ko in &kos {
+            for &order in &orders {
                 for narrow in [(false, false), (true, false), (false, true), (true, true)] {
                     if let Some(c) = Choice::directed(&a, &b, mn, ko.clone(), order, narrow, dims) {
                         offer(c);
