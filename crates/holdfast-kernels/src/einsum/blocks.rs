@@ -11,6 +11,10 @@
 //! product is unchanged, and the extra memory is one block instead of the whole operand. A block
 //! freshly written is also still in cache when the product reads it.
 //!
+//! A large source is not blocked over a label it holds closer together than a cache line
+//! ([`BLOCK_STRIDE_MIN`]): each block would read one element of every line it touches, from
+//! memory, where the whole copy reads those lines once.
+//!
 //! Given threads, a block whose products are too small to fan out on their own would leave all
 //! but its copy on one thread. When every block writes a part of C no other block writes
 //! (blocks over batch labels only), the blocks are dealt instead: each thread takes a run of
@@ -43,12 +47,25 @@ use crate::strided::{copy_nest_of, copy_prepared};
 use crate::{Family, KernelAlloc, Par};
 
 /// The least elements of a copy worth blocking: below it a whole copy is no memory concern.
-/// (The crate's unit tests lower both sizes, so that every einsum they plan with small operands
+/// (The crate's unit tests lower these sizes, so that every einsum they plan with small operands
 /// takes the blocked path where it applies.)
 pub(crate) const BLOCKED_COPY_MIN: usize = if cfg!(test) { 1 << 10 } else { 1 << 19 };
 
 /// The most elements of one block, when the batch labels cut the copy that finely.
 pub(crate) const BLOCK_TARGET: usize = if cfg!(test) { 1 << 8 } else { 1 << 17 };
+
+/// The least source stride, in elements, of a label a copy of a source of at least
+/// [`CLOSE_SOURCE_MIN`] elements is blocked over: one cache line of `f64`. Blocks over a label
+/// the source holds closer together each read one element of every line they touch and leave
+/// its neighbours to the next blocks; a block touches more lines than a core's caches hold, so
+/// from a source that large each line is fetched from memory up to eight times, where the
+/// whole copy, whose tiles take that label as a column, reads it once.
+pub(crate) const BLOCK_STRIDE_MIN: usize = 8;
+
+/// The fewest source elements for which [`BLOCK_STRIDE_MIN`] applies: 16 MiB of `f64`, eight
+/// times a core's 2 MiB second-level cache. A smaller source stays in the last-level cache
+/// between blocks, and blocking keeps the copy's memory small at little cost.
+pub(crate) const CLOSE_SOURCE_MIN: usize = if cfg!(test) { 1 << 10 } else { 1 << 21 };
 
 /// One side of a step, as [`Blocks::plan`] sees it: the operand before any copy, the operand
 /// the product reads (its dense copy, or itself), and the copy's label order if it is copied.
@@ -95,7 +112,9 @@ impl Blocks {
     /// The blocked form of a step with loops `loops` (batch labels, and labels looped over
     /// because an operand cannot be seen as one matrix), result `c` and matrices `mats` (A, B,
     /// C) as the unblocked product sees them. The larger large copy is blocked, over the loop
-    /// labels it starts with. `None` when no copy is large enough or none starts with a loop.
+    /// labels it starts with. `None` when no copy is large enough, none starts with a loop, or
+    /// a source of at least [`CLOSE_SOURCE_MIN`] elements holds a block label's positions
+    /// closer than [`BLOCK_STRIDE_MIN`].
     pub(super) fn plan(
         loops: &[u32],
         (a, b): (&Side<'_>, &Side<'_>),
@@ -116,6 +135,10 @@ impl Blocks {
             return None;
         }
         let outer = &order[..split];
+        let close = |l: &u32| dims[*l as usize] > 1 && side.source.stride(*l) < BLOCK_STRIDE_MIN;
+        if side.source.len() >= CLOSE_SOURCE_MIN && outer.iter().any(close) {
+            return None;
+        }
         let rest: Vec<u32> = loops.iter().copied().filter(|l| !outer.contains(l)).collect();
         let block = Operand::dense(order[split..].into(), dims);
         let strides = |labels: &[u32], op: &Operand| -> Axes {

@@ -124,15 +124,36 @@ fn blocks_over_batch_labels_are_dealt_over_threads() {
 #[test]
 fn a_label_looped_for_the_other_operand_stays_a_loop_inside_the_block() {
     // y's `e` is neither batch nor a matrix axis of y (its contracted `f` sits between `e`
-    // and y's rows `cd`), so the step loops over it outside its batch; x's copy leads with
-    // loop labels t, k, a, b and is blocked over some of them.
+    // and y's rows `cd`), so the step loops over it outside its batch; x, whose `f` sits
+    // between its rows `gh` and `ijl`, is copied, its copy leading with loop labels t, k, a, b,
+    // and blocked over some of them (x holds them far apart).
     let x = real(&[2; 10], 7);
     let y = real(&[2; 6], 8);
-    let spec = "abghijkltf,abefcd->tekabghijlcd";
+    let spec = "tkabghfijl,abefcd->tekabghijlcd";
     check(spec, &x, &y, false, Par::Seq);
-    let plan = EinsumPlan::prepare("abefcd,abghijkltf->tekabghijlcd", &[y.read(), x.read()], None)
+    let plan = EinsumPlan::prepare("abefcd,tkabghfijl->tekabghijlcd", &[y.read(), x.read()], None)
         .unwrap();
     assert!(blocked(&plan).outer.is_some(), "the unblocked step has loops outside its batch");
+}
+
+#[test]
+fn a_copy_is_not_blocked_over_a_label_the_source_holds_close() {
+    // x's batch label b is its innermost: blocks over b would each read one element of every
+    // line of x. The copy is made whole, and the product is the loops'.
+    let x = real(&[2, 4, 2, 2, 4, 32], 17);
+    let y = real(&[32, 2, 2, 2, 3], 18);
+    let spec = "pmqrnb,bpqrt->bmnt";
+    let plan = EinsumPlan::prepare(spec, &[x.read(), y.read()], None).unwrap();
+    assert!(plan.num_operand_copies() > 0, "x is copied");
+    assert_eq!(blocked_steps(&plan), 0, "the copy of x is made whole");
+    let got = plan.execute(&[x.read(), y.read()], &mut HeapAlloc, Par::Seq).unwrap();
+    let want = reference(spec, &x, &y);
+    for (g, w) in got.as_slice().iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-12 * (1.0 + w.abs()), "{g} against {w}");
+    }
+    // With b outermost in x, the same copy is blocked over it.
+    let x = real(&[32, 2, 4, 2, 2, 4], 19);
+    check("bpmqrn,bpqrt->bmnt", &x, &y, true, Par::Seq);
 }
 
 #[test]
