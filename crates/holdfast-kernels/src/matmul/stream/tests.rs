@@ -109,11 +109,15 @@ fn faer_call<U: Sample>(c: MatMut<'_, U>, accum: Accum, a: MatRef<'_, U>, b: Mat
     faer::linalg::matmul::matmul(c, accum, a, b, U::one_impl(), faer::Par::Seq);
 }
 
+/// The values of an `m × k` left and a `k × n` right operand, all different.
+fn operands<U: Sample>(m: usize, n: usize, k: usize) -> (Vec<U>, Vec<U>) {
+    ((0..m * k).map(U::at).collect(), (0..k * n).map(|i| U::at(1 << 20 | i)).collect())
+}
+
 /// `C` (`m × n` with its runs `gap` apart: rows when `by_rows`, else columns) of `A·B` from
 /// one faer call in place and from [`run`], over the same buffer of sentinels.
 fn check<U: Sample>(m: usize, n: usize, k: usize, gap: usize, by_rows: bool) {
-    let a: Vec<U> = (0..m * k).map(U::at).collect();
-    let b: Vec<U> = (0..k * n).map(|i| U::at(1 << 20 | i)).collect();
+    let (a, b) = operands::<U>(m, n, k);
     let (a, b) =
         (MatRef::from_row_major_slice(&a, m, k), MatRef::from_column_major_slice(&b, k, n));
     let (runs, len) = if by_rows { (m, n) } else { (n, m) };
@@ -154,8 +158,7 @@ fn a_streamed_product_is_one_calls_product_bit_for_bit() {
 fn an_output_without_unit_stride_on_the_named_side_is_computed_in_place() {
     // A column-major C named by rows: its rows are not runs, so `run` leaves it to the product.
     let (m, n, k, gap) = (6, 5, 7, 9);
-    let a: Vec<f64> = (0..m * k).map(value).collect();
-    let b: Vec<f64> = (0..k * n).map(|i| value(1 << 20 | i)).collect();
+    let (a, b) = operands::<f64>(m, n, k);
     let (a, b) = (MatRef::from_row_major_slice(&a, m, k), MatRef::from_row_major_slice(&b, k, n));
     let (mut whole, mut named) = (vec![0.5; n * gap], vec![0.5; n * gap]);
     let c = MatMut::from_column_major_slice_with_stride_mut(&mut whole, m, n, gap);
@@ -169,8 +172,7 @@ fn an_output_without_unit_stride_on_the_named_side_is_computed_in_place() {
 fn a_product_inside_a_streamed_product_runs_in_place() {
     // The thread's scratch is taken: the product is computed straight into C.
     let (m, n, k, gap) = (16, 12, 9, 64);
-    let a: Vec<f64> = (0..m * k).map(value).collect();
-    let b: Vec<f64> = (0..k * n).map(|i| value(1 << 20 | i)).collect();
+    let (a, b) = operands::<f64>(m, n, k);
     let (a, b) = (MatRef::from_row_major_slice(&a, m, k), MatRef::from_row_major_slice(&b, k, n));
     let mut whole = vec![0.0; m * gap];
     let mut nested = whole.clone();
