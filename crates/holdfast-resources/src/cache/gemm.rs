@@ -230,10 +230,13 @@ impl GemmAnalysisCache {
         a: &'x TensorRead<'_, T>,
         b: &'x TensorRead<'_, T>,
     ) -> Result<BoundMatmul<'x, T>, KernelError> {
-        if let Some(i) = self.lru.lookup_front(|_, plan| plan.matches(a.layout(), b.layout())) {
-            return Ok(self.lru.value(i).bind_matched(a, b));
-        }
-        self.get_or_prepare(a.layout(), b.layout())?.bind(a, b)
+        // Only the plan's address crosses the two paths; the bound product is built after
+        // them, so it is never stored whole and read back wider than it was written.
+        let plan = match self.lru.lookup_front(|_, plan| plan.matches(a.layout(), b.layout())) {
+            Some(i) => self.lru.value(i),
+            None => self.get_or_prepare(a.layout(), b.layout())?,
+        };
+        Ok(plan.bind_matched(a, b))
     }
 }
 
