@@ -26,7 +26,8 @@ const WHY: &[Why] = &[
                2026-12-04-einsum-result-in-place.md and \
                2026-12-05-rows-cut-over-threads.md (The report at be5038e) and \
                2026-12-05-fixed-cost-observed-by-reference.md and \
-               2026-12-05-einsum-matched-lookup.md",
+               2026-12-05-einsum-matched-lookup.md and \
+               2026-12-05-gemm-bind-one-word-merge.md",
         finding: "time-sampled with perf: a caller that moves the returned 160-byte tensor out \
                   of the slot the operation wrote it to pays a memmove whose wide loads wait \
                   for the operation's last stores to reach the cache (about 11 ns of a held 2x2 \
@@ -39,7 +40,14 @@ const WHY: &[Why] = &[
                   product's one (f64 2x2 36-43 -> 33-35 ns), all side by side. The \
                   einsum compared its operands' axes twice, with the plan's key and in the \
                   plan's execution; it now runs the plan it matched without the second \
-                  comparison (31.1 -> 24.9 ns, same machine, side by side). A 128-byte \
+                  comparison (31.1 -> 24.9 ns, same machine, side by side). The held product's \
+                  plan lookup returned its seven-word bound product from two paths, so the \
+                  hit path stored it and the session read it back wider than written; the \
+                  paths now meet on the plan's address (c64 2x2 26.6 -> 20.3 ns, f64 2x2 \
+                  24.5 -> 19.8, side by side). The stack's offset within a page moves the \
+                  held side by 3-8 ns from one process to the next (measured with `setarch -R` \
+                  and a padded environment; most likely a stack slot sharing its low twelve \
+                  address bits with a heap line the operation reads). A 128-byte \
                   tensor (four inline axes) measured 3-5 ns less but would allocate the \
                   layouts of rank-5 and rank-6 tensors. The \
                   rest is the entry, checks, route, plan lookup and the pool's accounting, a \
@@ -51,30 +59,30 @@ const WHY: &[Why] = &[
     Why {
         key: "GEMM-bound time",
         page: "2026-12-02-peers.md (The GEMM bound), \
-               2026-12-05-mera-open-narrowed-products.md and \
-               2026-12-05-left-operands-read-ahead.md (What remains in mera_open) and \
-               2026-12-05-rows-cut-over-threads.md (The report at be5038e) and \
                2026-12-05-faer-panels.md (What the shares are made of) and \
-               2026-12-05-streamed-output-rows.md",
-        finding: "per-step timer on the Intel VM at d31306a (one thread, warm, the bound at \
-                  OpenBLAS's 84.6 GFLOP/s): the largest products run at faer's own rate, \
-                  which is below OpenBLAS's, and their operand copies add to it \
-                  (mera_open's `990×4620 · 4620×2187` with its 10 M-element copy 305 ms \
-                  against 236, mera_closed's `399×7290 · 7290×4320` 367 ms against 297); \
-                  mera_closed's `40×171 · 171×198288` streams a 271 MB operand (63-69 ms \
-                  against 32; OpenBLAS took 62 ms for it in a probe); mera_open's last step, \
-                  729 products reading their left operand's columns 1.4 MB apart and writing \
-                  the 344 MB output in bands of 81-element rows, took 111-116 ms against 51, \
-                  and 92-95 ms since each product goes to a scratch streamed out with \
-                  non-temporal stores (`matmul/stream.rs`: written in place, every line of a \
-                  band was read from memory first); two memory-bound steps with k of 24 and \
-                  11 take 12 (streamed too, 15 before) and 8 ms against 3 and 2. faer's x86 \
-                  kernels size their blocks from the cache sizes CPUID reports (a 480 MiB L3 \
-                  here), so since d31306a a single-threaded product is cut into 2 KiB panels \
-                  along C's contiguous dimension (mera_closed at one thread 756-832 -> 684-713 \
-                  ms). On the AMD VM of the earlier reports the shares were 85.9 % and 90.0 %; \
-                  the shares move with the measured DGEMM rate, which sets the bound, as much as \
-                  with holdfast's time",
+               2026-12-05-streamed-output-rows.md and \
+               2026-12-05-mera-open-write-bandwidth.md",
+        finding: "per-step timer on the Intel VM at 7797227 (one thread, warm, the bound at \
+                  OpenBLAS's 75.3 GFLOP/s of the report at d091a0c): mera_open's last step, \
+                  729 products `729×50 · 50×81`, takes 102 ms against 57: its products 62 ms \
+                  (69 GFLOP/s) and the copy of its 344 MB output out of their scratch 31 ms, \
+                  which is this VM's write bandwidth (a C probe wrote 344 MB front to back by \
+                  non-temporal stores in 32-34 ms, by ordinary ones in 51). Its \
+                  `990×4620 · 4620×2187` takes 303 ms against 266: faer's rate on that shape \
+                  (70 GFLOP/s) and a 10 M-element copy of `B` (20 ms, about 12 GB/s), whose \
+                  labels interleave with the others in the producing step's output, so no \
+                  GEMM layout of that step can hold it. Three memory-bound steps with k of 56, \
+                  24 and 11 take 22 ms over their bounds. Non-temporal stores in that copy \
+                  saved 6 ms but only at a size bound drawn around that one copy (at 16 MiB \
+                  permutation_focus lost 6 %); what is left is a faster kernel than faer's on \
+                  these shapes or not writing intermediates to memory. mera_closed's shares \
+                  (77-80 %) are its `399×7290 · 7290×4320` at faer's rate with its copy, and a \
+                  271 MB operand streamed by `40×171 · 171×198288`. faer's x86 kernels size \
+                  their blocks from the cache sizes CPUID reports (a 480 MiB L3 here), so a \
+                  single-threaded product is cut into 2 KiB panels along C's contiguous \
+                  dimension. On the AMD VM of the earlier reports the shares were 85.9 % and \
+                  90.0 %; they move with the measured DGEMM rate, which sets the bound, as \
+                  much as with holdfast's time",
     },
     Why {
         key: "2 threads vs 1",
