@@ -96,12 +96,7 @@ pub(super) fn plan_step(
     let target = want.map(|w| Operand::dense(w.order.clone(), dims));
     // The candidate orders of the contracted labels, each once: a candidate evaluated twice
     // costs the same and never replaces the first.
-    let mut kos: SmallVec<[Labels; 2]> = SmallVec::new();
-    for ko in [a.order(&k), b.order(&k)] {
-        if !kos.contains(&ko) {
-            kos.push(ko);
-        }
-    }
+    let kos: SmallVec<[Labels; 2]> = distinct([a.order(&k), b.order(&k)]);
     for (allow_loops, ko) in [true, false].into_iter().flat_map(|l| kos.iter().map(move |k| (l, k)))
     {
         let ko = ko.clone();
@@ -149,12 +144,8 @@ pub(super) fn plan_step(
     }
     if let Some(w) = want {
         let mn = (&m[..], &n[..]);
-        let mut orders: SmallVec<[&Labels; 4]> = SmallVec::new();
-        for order in std::iter::once(&w.order).chain(&w.alternatives) {
-            if !orders.contains(&order) {
-                orders.push(order);
-            }
-        }
+        let orders: SmallVec<[&Labels; 4]> =
+            distinct(std::iter::once(&w.order).chain(&w.alternatives));
         for ko in &kos {
             for &order in &orders {
                 for narrow in [(false, false), (true, false), (false, true), (true, true)] {
@@ -196,6 +187,20 @@ pub(super) fn plan_step(
 /// the result (its layout is not wanted) and those labels come from an operand this step copies
 /// (so their order is free) that is at most half the result's size: the consumer's larger copy
 /// then reads long runs ([`Want::arrange_tail`]) for a small cost in this step's smaller one.
+/// `items` without repeats, in their first order.
+fn distinct<A: smallvec::Array>(items: impl IntoIterator<Item = A::Item>) -> SmallVec<A>
+where
+    A::Item: PartialEq,
+{
+    let mut kept = SmallVec::new();
+    for item in items {
+        if !kept.contains(&item) {
+            kept.push(item);
+        }
+    }
+    kept
+}
+
 fn arrange_inner(
     want: Option<&Want>,
     loops: &[u32],

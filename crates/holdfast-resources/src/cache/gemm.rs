@@ -177,6 +177,12 @@ impl GemmAnalysisCache {
         if let Some(i) = self.lru.lookup_front(|_, plan| plan.matches(a, b)) {
             return Ok(self.lru.value(i));
         }
+        self.prepare(a, b)
+    }
+
+    /// [`get_or_prepare`](Self::get_or_prepare) past its most-recent-entry check, which the
+    /// caller has just made and missed.
+    fn prepare(&mut self, a: &Layout, b: &Layout) -> Result<&MatmulPlan, KernelError> {
         let Some(key) = GemmKey::new(a, b) else {
             // No product exists for these ranks: `MatmulPlan::new` reports why.
             return Ok(&**self.uncached.insert(Box::new(MatmulPlan::new(a, b)?)));
@@ -234,7 +240,7 @@ impl GemmAnalysisCache {
         // them, so it is never stored whole and read back wider than it was written.
         let plan = match self.lru.lookup_front(|_, plan| plan.matches(a.layout(), b.layout())) {
             Some(i) => self.lru.value(i),
-            None => self.get_or_prepare(a.layout(), b.layout())?,
+            None => self.prepare(a.layout(), b.layout())?,
         };
         Ok(plan.bind_matched(a, b))
     }
