@@ -62,12 +62,14 @@ const WHY: &[Why] = &[
                2026-12-05-faer-panels.md (What the shares are made of) and \
                2026-12-05-streamed-output-rows.md and \
                2026-12-05-mera-open-write-bandwidth.md",
-        finding: "per-step timer on the Intel VM at 7797227 (one thread, warm, the bound at \
-                  OpenBLAS's 75.3 GFLOP/s of the report at d091a0c): mera_open's last step, \
-                  729 products `729×50 · 50×81`, takes 102 ms against 57: its products 62 ms \
-                  (69 GFLOP/s) and the copy of its 344 MB output out of their scratch 31 ms, \
-                  which is this VM's write bandwidth (a C probe wrote 344 MB front to back by \
-                  non-temporal stores in 32-34 ms, by ordinary ones in 51). Its \
+        finding: "per-step timer on the Intel VM (one thread, warm, the bound at OpenBLAS's \
+                  75.3 GFLOP/s of the report at d091a0c): mera_open's last step, 729 products \
+                  `729×50 · 50×81`, took 102 ms against 57 at 7797227: its products 62 ms (69 \
+                  GFLOP/s) and the copy of its 344 MB output out of their scratch 31 ms by \
+                  8-byte non-temporal stores. Written a whole line per 64-byte store it takes \
+                  97-99 ms; a C probe writes that band pattern in 24 ms, 15 without the \
+                  partial lines at each 81-element row's ends, which the neighbouring \
+                  products complete later (front to back 15 ms, by ordinary stores 48). Its \
                   `990×4620 · 4620×2187` takes 303 ms against 266: faer's rate on that shape \
                   (70 GFLOP/s) and a 10 M-element copy of `B` (20 ms, about 12 GB/s), whose \
                   labels interleave with the others in the producing step's output, so no \
@@ -76,7 +78,7 @@ const WHY: &[Why] = &[
                   saved 6 ms but only at a size bound drawn around that one copy (at 16 MiB \
                   permutation_focus lost 6 %); what is left is a faster kernel than faer's on \
                   these shapes or not writing intermediates to memory. mera_closed's shares \
-                  (77-80 %) are its `399×7290 · 7290×4320` at faer's rate with its copy, and a \
+                  (77-81 %) are its `399×7290 · 7290×4320` at faer's rate with its copy, and a \
                   271 MB operand streamed by `40×171 · 171×198288`. faer's x86 kernels size \
                   their blocks from the cache sizes CPUID reports (a 480 MiB L3 here), so a \
                   single-threaded product is cut into 2 KiB panels along C's contiguous \

@@ -136,9 +136,7 @@ pub(super) fn run<U: Streamed>(
         for (i, src) in scratch[..len].chunks_exact(cols.max(1)).enumerate() {
             // Every row is contiguous: `C`'s column stride is 1.
             if let Some(row) = c.as_mut().row_mut(i).try_as_row_major_mut() {
-                for (d, &x) in row.as_slice_mut().iter_mut().zip(src) {
-                    nontemporal::put(d, x);
-                }
+                nontemporal::put_run(row.as_slice_mut(), src);
             }
         }
         nontemporal::fence();
