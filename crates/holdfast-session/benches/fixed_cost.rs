@@ -16,7 +16,10 @@
 //!
 //! Each case runs as `fixed_cost/<case>/kernel/R` and `fixed_cost/<case>/held/R`, back to back,
 //! `R` = 1 to 5; `cargo xtask bench-report` takes the median of the five differences, so a drift
-//! of this shared machine's speed between two measurements does not decide it.
+//! of this shared machine's speed between two measurements does not decide it. It runs each `R`
+//! in a process of its own (criterion filter `/R$`): the held side moves by a few nanoseconds
+//! with where the kernel places the process's stack, so one process's placement does not decide
+//! it either.
 //!
 //! Run: `cargo bench -p holdfast-session --bench fixed_cost`.
 #![allow(clippy::unwrap_used, reason = "benchmark setup: a failure should stop the run loudly")]
