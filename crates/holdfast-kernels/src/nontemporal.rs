@@ -110,9 +110,9 @@ mod lines {
         }
         let count = (len - at) / LINE;
         if wide {
-            // SAFETY: the CPU has AVX-512F (the caller's word); `dst + at` is on a line boundary (the loop above
-            // stopped there, or `len - at < 4` and `count` is 0); `count` lines from `at` lie in
-            // both ranges.
+            // SAFETY: the CPU has AVX-512F (the caller's word); `dst + at` is on a line boundary
+            // (the loop above stopped there, or `len - at < 4` and `count` is 0); `count` lines
+            // from `at` lie in both ranges.
             unsafe { lines_avx512(dst.add(at), src.add(at), count) };
         } else {
             // SAFETY: as for `lines_avx512`, whose CPU feature this path does not need.
