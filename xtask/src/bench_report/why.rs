@@ -27,7 +27,8 @@ const WHY: &[Why] = &[
                2026-12-05-rows-cut-over-threads.md (The report at be5038e) and \
                2026-12-05-fixed-cost-observed-by-reference.md and \
                2026-12-05-einsum-matched-lookup.md and \
-               2026-12-05-gemm-bind-one-word-merge.md",
+               2026-12-05-gemm-bind-one-word-merge.md and \
+               2026-12-06-fixed-cost-on-zen4.md",
         finding: "time-sampled with perf: a caller that moves the returned 160-byte tensor out \
                   of the slot the operation wrote it to pays a memmove whose wide loads wait \
                   for the operation's last stores to reach the cache (about 11 ns of a held 2x2 \
@@ -54,7 +55,16 @@ const WHY: &[Why] = &[
                   few dozen instructions each; `matmul_into` pays none of the move. On the Intel \
                   VM first measured at be5038e (faer's 2048³ rate 0.55 of the AMD VM's) every \
                   fixed cost grew by 1.3x to 1.6x, the bare kernels beside them too (a prepared \
-                  4x4 product 13.7 -> 18.1 ns), with the held path's code unchanged",
+                  4x4 product 13.7 -> 18.1 ns), with the held path's code unchanged. On the \
+                  AMD Zen 4 VM of dd3974e the five processes agree within 1.6 ns (add 35.0, \
+                  einsum 36.0 ns), so there the cost is the operations' own: callgrind counts \
+                  579 (add) and 350 (einsum) instructions over the kernel, about 157 of them \
+                  the pool's take and give, and perf puts 4.5-4.8 ns on the bench's move of \
+                  the escaped result into `recycle`, whose wide loads wait for the narrower \
+                  stores that wrote it (Zen 4 forwards a store only to a load inside it). \
+                  Removing that wait alone would leave add at about 30.5 ns and einsum at \
+                  about 31; a tensor whose move does not wait and a cheaper pool cycle are \
+                  both needed, and neither is built",
     },
     Why {
         key: "GEMM-bound time",
