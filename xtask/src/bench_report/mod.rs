@@ -6,6 +6,7 @@
 //!
 //! | module | owns |
 //! |---|---|
+//! | [`benches`] | the criterion benches that carry targets, and how each is run |
 //! | [`machine`] | CPU, kernel, memory, load and versions, read from the system |
 //! | [`memory`] | the resident peak of `holdfast einsum` against numpy's, per instance |
 //! | [`complex`] | complex128 einsum on three instances against numpy, in the same run |
@@ -21,6 +22,7 @@
 //! Invariant: the report states only what this run measured; a target without a fresh
 //! measurement is "not measured".
 
+mod benches;
 mod complex;
 mod criterion;
 mod machine;
@@ -42,99 +44,6 @@ use crate::DynError;
 use crate::cmd::{cargo, run as exec, target_dir, workspace_root};
 use machine::Machine;
 use targets::Verdict;
-
-/// A criterion bench that carries targets.
-struct Bench {
-    package: &'static str,
-    /// The bench target.
-    bench: &'static str,
-    /// The criterion filter (empty: every case).
-    filter: &'static str,
-    /// Measures one thread against one thread and runs on CPU 0 alone; the others measure
-    /// threads meeting (the arbiter, affinity changes, phase leases) and keep every CPU.
-    pinned: bool,
-    /// When not 0, every case id ends in `/R`, side-by-side repetitions `R = 1..=processes`,
-    /// and each repetition runs in a process of its own: where the kernel places a process's
-    /// stack moves a few-nanosecond operation by as much as its fixed cost's margin, so the
-    /// median over repetitions is taken over that many placements, not one.
-    processes: usize,
-}
-
-/// The criterion benches that carry targets.
-const BENCHES: &[Bench] = &[
-    Bench {
-        package: "holdfast-kernels",
-        bench: "kernels_matmul",
-        filter: "matmul_f64(_pairs)?/(faer_direct|plan_execute_into)/|gemm_bound/",
-        pinned: true,
-        processes: 0,
-    },
-    Bench {
-        package: "holdfast-resources",
-        bench: "resources",
-        filter: "",
-        pinned: true,
-        processes: 0,
-    },
-    Bench {
-        package: "holdfast-session",
-        bench: "held_session_dispatch",
-        filter: "",
-        pinned: true,
-        processes: 0,
-    },
-    Bench {
-        package: "holdfast-arbiter",
-        bench: "arbiter",
-        filter: "",
-        pinned: false,
-        processes: 0,
-    },
-    Bench {
-        package: "holdfast-affinity",
-        bench: "affinity",
-        filter: "",
-        pinned: false,
-        processes: 0,
-    },
-    Bench {
-        package: "holdfast-session",
-        bench: "phase_lease",
-        filter: "",
-        pinned: false,
-        processes: 0,
-    },
-    Bench {
-        package: "holdfast-session",
-        bench: "held_tensor_network",
-        filter: "",
-        pinned: true,
-        processes: 0,
-    },
-    Bench {
-        package: "holdfast-session",
-        bench: "fixed_cost",
-        filter: "",
-        pinned: true,
-        processes: 5,
-    },
-];
-
-/// The criterion filters of `bench`'s processes, one process per entry.
-fn filters(bench: &Bench) -> Vec<String> {
-    if bench.processes == 0 {
-        return vec![bench.filter.to_owned()];
-    }
-    (1..=bench.processes)
-        .map(|rep| {
-            if bench.filter.is_empty() {
-                format!("/{rep}$")
-            } else {
-                format!("({})/{rep}$", bench.filter)
-            }
-        })
-        .collect()
-}
 
 /// Options of `cargo xtask bench-report`.
 #[derive(Debug, Default)]
@@ -187,30 +96,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), DynError> {
     let begun = std::time::Instant::now();
 
     let (warm_up, measure) = if options.quick { ("0.3", "1") } else { ("1", "3") };
-    for entry in BENCHES {
-        let Bench { package, bench, pinned, .. } = *entry;
-        let file = root.join("crates").join(package).join("benches").join(format!("{bench}.rs"));
-        if !file.exists() {
-            eprintln!(
-                "bench-report: {package}/{bench} does not exist yet; its targets are not measured"
-            );
-            continue;
-        }
-        // Built first on every CPU, so that pinning the run does not pin the build.
-        let mut build = cargo();
-        build.args(["bench", "-p", package, "--bench", bench, "--no-run"]);
-        exec(build)?;
-        for filter in filters(entry) {
-            let mut cmd =
-                if pinned { crate::cmd::pinned(crate::cmd::cargo_program()) } else { cargo() };
-            cmd.args(["bench", "-p", package, "--bench", bench, "--"]);
-            if !filter.is_empty() {
-                cmd.arg(filter);
-            }
-            cmd.args(["--warm-up-time", warm_up, "--measurement-time", measure, "--noplot"]);
-            exec(cmd)?;
-        }
-    }
+    benches::run_all(&root, warm_up, measure)?;
     let medians = criterion::read_medians(&target_dir().join("criterion"), started);
 
     let mut build = cargo();
@@ -526,17 +412,7 @@ fn today() -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{BENCHES, Bench, filters, parse};
-
-    #[test]
-    fn repetitions_run_one_process_each_and_others_one_process() {
-        let fixed = BENCHES.iter().find(|b| b.bench == "fixed_cost").unwrap();
-        assert_eq!(filters(fixed), ["/1$", "/2$", "/3$", "/4$", "/5$"]);
-        let some = Bench { package: "p", bench: "b", filter: "x|y", pinned: true, processes: 2 };
-        assert_eq!(filters(&some), ["(x|y)/1$", "(x|y)/2$"]);
-        let one = Bench { processes: 0, ..some };
-        assert_eq!(filters(&one), ["x|y"]);
-    }
+    use super::parse;
 
     #[test]
     fn options() {
