@@ -137,23 +137,25 @@ impl<'p> BufferPoolLoan<'p> {
 }
 
 impl KernelAlloc for BufferPoolLoan<'_> {
-    #[inline]
+    /// Always inlined, as far as a held loop's hit: the buffer then goes straight into the
+    /// kernel's output instead of through a call's return slot; a searched hit or a miss is one
+    /// call.
+    #[inline(always)]
     fn take<T: Element>(&mut self, len: usize) -> Vec<T> {
-        let (buf, hit) = self.pool.take_inner::<T>(len);
-        if hit {
+        if let Some(buf) = self.pool.take_fit::<T>(len) {
             self.pool.record.push((T::DTYPE, buf.capacity()));
+            return buf;
         }
-        buf
+        self.take_other(len)
     }
 
-    #[inline]
+    /// Always inlined, as far as the retention of a buffer that fits under the limit: the
+    /// caller's buffer is then read where it lies; eviction, rejection and a give during a
+    /// panic are calls.
+    #[inline(always)]
     fn give<T: Element>(&mut self, buf: Vec<T>) {
         if std::thread::panicking() {
-            // Possibly a partially written output: never retained (R6). Its record entry, if
-            // any, stays, so the unwind replenishes a fresh buffer in its place.
-            if buf.capacity() != 0 {
-                self.pool.count_discarded();
-            }
+            self.give_while_panicking(buf);
             return;
         }
         let key = (T::DTYPE, buf.capacity());
@@ -162,6 +164,31 @@ impl KernelAlloc for BufferPoolLoan<'_> {
             record.swap_remove(pos);
         }
         self.pool.give_inner(buf);
+    }
+}
+
+impl BufferPoolLoan<'_> {
+    /// [`take`](KernelAlloc::take) past a held loop's hit: a searched hit (recorded) or a miss.
+    #[inline(never)]
+    fn take_other<T: Element>(&mut self, len: usize) -> Vec<T> {
+        let (buf, hit) = self.pool.take_searched_or_fresh::<T>(len);
+        if hit {
+            self.pool.record.push((T::DTYPE, buf.capacity()));
+        }
+        buf
+    }
+
+    /// A buffer given back while the thread panics may be a partially written output: it is
+    /// dropped, never retained (R6). Its record entry, if any, stays, so the unwind replenishes
+    /// a fresh buffer in its place.
+    #[cold]
+    #[inline(never)]
+    fn give_while_panicking<T: Element>(&mut self, buf: Vec<T>) {
+        let held_memory = buf.capacity() != 0;
+        drop(buf);
+        if held_memory {
+            self.pool.count_discarded();
+        }
     }
 }
 

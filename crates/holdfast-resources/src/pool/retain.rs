@@ -16,19 +16,36 @@ use super::BufferPool;
 impl BufferPool {
     /// Takes a buffer of exactly `len` elements; returns whether it came from the retained set.
     ///
-    /// The hit is the inline part; a miss (a fresh allocation, and the outsized rule) is out of
-    /// line and marked cold.
+    /// The hit of a held loop ([`take_fit`](Self::take_fit)) is the inline part; the searched
+    /// hit and the miss are out of line.
     #[inline]
     pub(crate) fn take_inner<T: Element>(&mut self, len: usize) -> (Vec<T>, bool) {
+        match self.take_fit(len) {
+            Some(buf) => (buf, true),
+            None => self.take_searched_or_fresh(len),
+        }
+    }
+
+    /// The retained buffer a held loop of one output size takes back: the largest, when it is
+    /// the best fit for `len` (see `FreeList::pop_fit`). `None` for `len` 0 or any other case.
+    #[inline(always)]
+    pub(crate) fn take_fit<T: Element>(&mut self, len: usize) -> Option<Vec<T>> {
+        if len == 0 {
+            return None;
+        }
+        let buf = self.lists.get_mut::<T>()?.pop_fit(len)?;
+        Some(self.hit(buf, len))
+    }
+
+    /// [`take_inner`](Self::take_inner) past the held loop's case: the best fit found by search,
+    /// or a fresh buffer (a miss); returns whether it came from the retained set.
+    #[inline(never)]
+    pub(crate) fn take_searched_or_fresh<T: Element>(&mut self, len: usize) -> (Vec<T>, bool) {
         if len != 0
             && let Some(list) = self.lists.get_mut::<T>()
+            && let Some(buf) = list.take_searched(len)
         {
-            if let Some(buf) = list.pop_fit(len) {
-                return (self.hit(buf, len), true);
-            }
-            if let Some(buf) = list.take_searched(len) {
-                return (self.hit(buf, len), true);
-            }
+            return (self.hit(buf, len), true);
         }
         (self.take_miss(len), false)
     }
@@ -63,7 +80,7 @@ impl BufferPool {
     ///
     /// A buffer that fits under the limit as it stands is retained inline; eviction and
     /// rejection are out of line.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn give_inner<T: Element>(&mut self, buf: Vec<T>) {
         let bytes = buf.capacity().saturating_mul(mem::size_of::<T>());
         if bytes != 0

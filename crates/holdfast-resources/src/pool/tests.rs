@@ -1,8 +1,8 @@
-//! Unit tests of the `pool` module: best fit, contents, retention and eviction, and a property
-//! test against a model.
+//! Unit tests of the `pool` module: best fit, contents, retention and eviction, and property
+//! tests against a model, of the pool and of a loan over it.
 
 use holdfast_kernels::KernelAlloc;
-use holdfast_tensor::DType;
+use holdfast_tensor::{DType, Element};
 use proptest::prelude::*;
 
 use super::BufferPool;
@@ -256,57 +256,106 @@ enum Held {
     F64(Vec<f64>),
 }
 
-proptest! {
-    #[test]
-    fn pool_matches_the_model(ops in proptest::collection::vec(op(), 1..120)) {
-        let mut pool = BufferPool::with_retention_limit(2000);
-        let mut model = Model { limit: 2000, ..Model::default() };
-        let mut held: Vec<Held> = Vec::new();
-        for op in ops {
-            match op {
-                Op::Take { f64, len } => {
-                    let expected = model.take(f64, len);
-                    let cap = if f64 {
-                        let v: Vec<f64> = pool.take(len);
-                        prop_assert_eq!(v.len(), len);
-                        let c = v.capacity();
-                        held.push(Held::F64(v));
-                        c
-                    } else {
-                        let v: Vec<f32> = pool.take(len);
-                        prop_assert_eq!(v.len(), len);
-                        let c = v.capacity();
-                        held.push(Held::F32(v));
-                        c
-                    };
-                    if let Some(c) = expected {
-                        prop_assert_eq!(cap, c);
-                    }
+/// Takes `len` elements from `pool`, directly or through a loan of its own (finished at once):
+/// both must serve the same buffer.
+fn take<T: Element>(pool: &mut BufferPool, len: usize, through_loan: bool) -> Vec<T> {
+    if !through_loan {
+        return pool.take(len);
+    }
+    let mut loan = pool.loan();
+    let buf = loan.take(len);
+    loan.finish();
+    buf
+}
+
+/// Gives `buf` to `pool`, directly or through a loan of its own.
+fn give<T: Element>(pool: &mut BufferPool, buf: Vec<T>, through_loan: bool) {
+    if !through_loan {
+        return pool.give(buf);
+    }
+    let mut loan = pool.loan();
+    loan.give(buf);
+    loan.finish();
+}
+
+/// Runs `ops` on a pool (directly, or each through a loan) and on the model side by side.
+fn matches_the_model(ops: Vec<Op>, through_loan: bool) -> Result<(), TestCaseError> {
+    let mut pool = BufferPool::with_retention_limit(2000);
+    let mut model = Model { limit: 2000, ..Model::default() };
+    let mut held: Vec<Held> = Vec::new();
+    for op in ops {
+        match op {
+            Op::Take { f64, len } => {
+                let expected = model.take(f64, len);
+                let cap = if f64 {
+                    let v: Vec<f64> = take(&mut pool, len, through_loan);
+                    prop_assert_eq!(v.len(), len);
+                    let c = v.capacity();
+                    held.push(Held::F64(v));
+                    c
+                } else {
+                    let v: Vec<f32> = take(&mut pool, len, through_loan);
+                    prop_assert_eq!(v.len(), len);
+                    let c = v.capacity();
+                    held.push(Held::F32(v));
+                    c
+                };
+                if let Some(c) = expected {
+                    prop_assert_eq!(cap, c);
                 }
-                Op::Give { f64, cap } => {
-                    model.give(f64, cap);
-                    if f64 { pool.give(Vec::<f64>::with_capacity(cap)) } else { pool.give(Vec::<f32>::with_capacity(cap)) }
+            }
+            Op::Give { f64, cap } => {
+                model.give(f64, cap);
+                if f64 {
+                    give(&mut pool, Vec::<f64>::with_capacity(cap), through_loan);
+                } else {
+                    give(&mut pool, Vec::<f32>::with_capacity(cap), through_loan);
                 }
-                Op::Return(i) => {
-                    if !held.is_empty() {
-                        match held.swap_remove(i % held.len()) {
-                            Held::F32(v) => { model.give(false, v.capacity()); pool.give(v); }
-                            Held::F64(v) => { model.give(true, v.capacity()); pool.give(v); }
+            }
+            Op::Return(i) => {
+                if !held.is_empty() {
+                    match held.swap_remove(i % held.len()) {
+                        Held::F32(v) => {
+                            model.give(false, v.capacity());
+                            give(&mut pool, v, through_loan);
+                        }
+                        Held::F64(v) => {
+                            model.give(true, v.capacity());
+                            give(&mut pool, v, through_loan);
                         }
                     }
                 }
-                Op::Limit(l) => {
-                    model.set_limit(l);
-                    pool.set_retention_limit(l);
-                }
             }
-            let s = pool.stats();
-            prop_assert!(s.retained_bytes <= s.retention_limit);
-            prop_assert_eq!(s.retained_bytes, model.total());
-            prop_assert_eq!(s.len, model.retained.len());
-            prop_assert_eq!((s.hits, s.misses, s.evictions), (model.hits, model.misses, model.evictions));
-            prop_assert_eq!(pool.capacities(DType::F64), model.capacities(true));
-            prop_assert_eq!(pool.capacities(DType::F32), model.capacities(false));
+            Op::Limit(l) => {
+                model.set_limit(l);
+                pool.set_retention_limit(l);
+            }
         }
+        let s = pool.stats();
+        prop_assert!(s.retained_bytes <= s.retention_limit);
+        prop_assert_eq!(s.retained_bytes, model.total());
+        prop_assert_eq!(s.len, model.retained.len());
+        prop_assert_eq!(
+            (s.hits, s.misses, s.evictions),
+            (model.hits, model.misses, model.evictions)
+        );
+        prop_assert_eq!((s.in_flight, s.replenished), (0, 0));
+        prop_assert_eq!(pool.capacities(DType::F64), model.capacities(true));
+        prop_assert_eq!(pool.capacities(DType::F32), model.capacities(false));
+    }
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn pool_matches_the_model(ops in proptest::collection::vec(op(), 1..120)) {
+        matches_the_model(ops, false)?;
+    }
+
+    /// A loan's take and give (its inline hit, its out-of-line search and miss) serve and
+    /// retain exactly as the pool's own.
+    #[test]
+    fn a_loan_matches_the_model(ops in proptest::collection::vec(op(), 1..120)) {
+        matches_the_model(ops, true)?;
     }
 }

@@ -417,6 +417,9 @@ impl CpuExecSession<'_> {
     /// assert_eq!(session.close()?.buffer_misses, 1);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    // Always inlined: the caller's tensor is then read where it lies, its buffer only, instead
+    // of being copied whole into an argument slot a moment after the operation wrote it.
+    #[inline(always)]
     pub fn recycle<T: Element>(&mut self, tensor: Tensor<T>) {
         self.loan.give(tensor.into_storage());
     }
