@@ -28,7 +28,8 @@ const WHY: &[Why] = &[
                2026-12-05-fixed-cost-observed-by-reference.md and \
                2026-12-05-einsum-matched-lookup.md and \
                2026-12-05-gemm-bind-one-word-merge.md and \
-               2026-12-06-fixed-cost-on-zen4.md",
+               2026-12-06-fixed-cost-on-zen4.md and \
+               2026-12-06-inlined-pool-cycle.md",
         finding: "time-sampled with perf: a caller that moves the returned 160-byte tensor out \
                   of the slot the operation wrote it to pays a memmove whose wide loads wait \
                   for the operation's last stores to reach the cache (about 11 ns of a held 2x2 \
@@ -62,9 +63,10 @@ const WHY: &[Why] = &[
                   the pool's take and give, and perf puts 4.5-4.8 ns on the bench's move of \
                   the escaped result into `recycle`, whose wide loads wait for the narrower \
                   stores that wrote it (Zen 4 forwards a store only to a load inside it). \
-                  Removing that wait alone would leave add at about 30.5 ns and einsum at \
-                  about 31; a tensor whose move does not wait and a cheaper pool cycle are \
-                  both needed, and neither is built",
+                  7d4d988 inlined the pool's take and give as far as a held loop's hit and \
+                  `recycle` whole, so the result is read where it lies, its buffer only: add \
+                  25.1 and einsum 24.9 ns in the report at 7d4d988 on that VM (instructions \
+                  618 -> 559 and 769 -> 708)",
     },
     Why {
         key: "GEMM-bound time",
