@@ -143,8 +143,7 @@ impl KernelAlloc for BufferPoolLoan<'_> {
     #[inline(always)]
     fn take<T: Element>(&mut self, len: usize) -> Vec<T> {
         if let Some(buf) = self.pool.take_fit::<T>(len) {
-            self.pool.record.push((T::DTYPE, buf.capacity()));
-            return buf;
+            return self.recorded(buf);
         }
         self.take_other(len)
     }
@@ -171,10 +170,16 @@ impl BufferPoolLoan<'_> {
     /// [`take`](KernelAlloc::take) past a held loop's hit: a searched hit (recorded) or a miss.
     #[inline(never)]
     fn take_other<T: Element>(&mut self, len: usize) -> Vec<T> {
-        let (buf, hit) = self.pool.take_searched_or_fresh::<T>(len);
-        if hit {
-            self.pool.record.push((T::DTYPE, buf.capacity()));
+        match self.pool.take_searched_or_fresh::<T>(len) {
+            (buf, true) => self.recorded(buf),
+            (buf, false) => buf,
         }
+    }
+
+    /// `buf`, a hit taken from the retained set, entered in the in-flight record.
+    #[inline(always)]
+    fn recorded<T: Element>(&mut self, buf: Vec<T>) -> Vec<T> {
+        self.pool.record.push((T::DTYPE, buf.capacity()));
         buf
     }
 
