@@ -51,7 +51,7 @@ pub fn eigh<T: LinalgElement, A: KernelAlloc + ?Sized>(
         &[rows, cols] if rows == cols => rows,
         shape => return Err(KernelError::NotSquare { routine: "eigh", shape: shape.to_vec() }),
     };
-    let mat = Matrix::of(a, &[0], alloc, par)?;
+    let mat = Matrix::of(a, &[0], alloc, par)?.with_real_diagonal(alloc);
     let mut s: Vec<T> = alloc.take(n);
     let mut v: Vec<T> = alloc.take(n * n);
     let converged = if n == 0 {

@@ -84,6 +84,23 @@ impl<'a, T: Element> Matrix<'a, T> {
         }
     }
 
+    /// The square matrix with its diagonal's imaginary parts dropped (a dense copy only when
+    /// one is not zero): what a Hermitian eigensolver reads, as numpy's `eigh` does. faer's
+    /// tridiagonalisation would otherwise take them in.
+    pub(super) fn with_real_diagonal<A: KernelAlloc + ?Sized>(self, alloc: &mut A) -> Self {
+        let n = self.n;
+        let data = self.as_slice();
+        if self.m != n || (0..n).all(|i| data[i * n + i].im() == T::Real::ZERO) {
+            return self;
+        }
+        let (m, left, right) = (self.m, self.left.clone(), self.right.clone());
+        let mut data = self.into_owned(alloc);
+        for i in 0..n {
+            data[i * n + i] = T::from_f64(data[i * n + i].re_f64());
+        }
+        Matrix { data: Data::Owned(data), m, n, left, right }
+    }
+
     /// Hands a dense copy back to `alloc`.
     pub(super) fn finish<A: KernelAlloc + ?Sized>(self, alloc: &mut A) {
         if let Data::Owned(vec) = self.data {

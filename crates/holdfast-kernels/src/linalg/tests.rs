@@ -406,6 +406,22 @@ fn complex_factorizations<T: super::LinalgElement>(tol: f64) {
         v.as_slice().iter().enumerate().map(|(p, &x)| x.scale_real(ws[p % n])).collect();
     assert!(max_diff_any(&hv, &vw) < tol * 10.0, "eigh");
     assert!(unitarity_error(v.as_slice(), n, n) < tol);
+    // Only the lower triangle and the diagonal's real part are read, as by numpy's eigh: noise
+    // above the diagonal and imaginary parts on it change nothing.
+    let noisy: Vec<T> = (0..n * n)
+        .map(|p| match (p / n).cmp(&(p % n)) {
+            std::cmp::Ordering::Less => T::from_parts(7.0, -3.0),
+            std::cmp::Ordering::Equal => h.as_slice()[p] + T::from_parts(0.0, 0.5),
+            std::cmp::Ordering::Greater => h.as_slice()[p],
+        })
+        .collect();
+    let noisy = Tensor::from_vec([n, n], noisy).unwrap();
+    let (w2, v2) = eigh(noisy.read(), &mut scratch, &mut HeapAlloc, Par::Seq).unwrap();
+    let ws2 = w2.as_slice();
+    let hv2 = mul_any(h.as_slice(), v2.as_slice(), n, n, n);
+    let vw2: Vec<T> =
+        v2.as_slice().iter().enumerate().map(|(p, &x)| x.scale_real(ws2[p % n])).collect();
+    assert!(max_diff_any(&hv2, &vw2) < tol * 10.0, "eigh of the noisy matrix is h's");
     // solve: a · x = b.
     let b = complex_matrix::<T>(n, 2, 41);
     let x = solve(a.read(), b.read(), &mut scratch, &mut HeapAlloc, Par::Seq).unwrap();
