@@ -104,8 +104,9 @@ const WHY: &[Why] = &[
                2026-12-03-borrowed-views-fixed-cost.md (Two threads on mera_closed), \
                2026-12-05-gm-queen-two-threads.md, \
                2026-12-05-broadcast-chains-fused.md, \
-               2026-12-05-consumer-ordered-copies.md and \
-               2026-12-05-rows-cut-over-threads.md",
+               2026-12-05-consumer-ordered-copies.md, \
+               2026-12-05-rows-cut-over-threads.md and \
+               2026-12-06-two-threads-by-phase.md",
         finding: "a product that fans out is cut into one independent block of output rows or \
                   columns per thread, a batch of large items that does not divide over the \
                   threads deals whole items evenly and cuts the rest, and the blocks of a \
@@ -119,7 +120,10 @@ const WHY: &[Why] = &[
                   steps (permutation_light: 405 small steps of about 6 µs each, below every \
                   fan-out size, and a product streaming 64 MB) and the rounds' noise: the \
                   ratio is read from rounds in turn (one thread, then two, seconds apart), \
-                  going round the instances, each round printed. On the Intel VM first \
+                  going round the instances, each round printed. On the AMD Zen 4 VM the \
+                  same binary read permutation_light at 1.68-1.76x and, later, at 1.91-1.96x; \
+                  in a quiet phase its steps lose 3.9 ms of 76.9 against a perfect halving. \
+                  On the Intel VM first \
                   measured at be5038e mera_closed read 1.68-1.92x over the report's rounds and \
                   1.88-1.90x by hand; its largest loss is a batch of 216 products \
                   `540×136 · 136×270` writing 252 MB (1.72x, 13 ms of 459). mera_open's last \
@@ -160,10 +164,14 @@ const WHY: &[Why] = &[
     },
     Why {
         key: "DMRG",
-        page: "2026-12-02-dmrg-tfim-costs.md and 2026-12-02-fixed-cost-and-dmrg.md (DMRG)",
-        finding: "a bond's time is its Lanczos products (GEMMs at faer's rate, plus their \
-                  operand copies) and its split; the ratio to quimb moves with the machine's \
-                  phase, quimb's own time included",
+        page: "2026-12-02-dmrg-tfim-costs.md, 2026-12-02-fixed-cost-and-dmrg.md (DMRG) and \
+               2026-12-06-partial-eigh-for-the-split.md",
+        finding: "on the AMD Zen 4 VM a run is 53 % Lanczos products (their GEMMs at faer's \
+                  54-55 GFLOP/s), 35 % splits (the density matrix's eigendecomposition at n = \
+                  128 alone 25 %) and 12 % environments. Computing only the kept eigenvectors \
+                  saved 2-3 % and was not merged; faer's tridiagonal reduction is a floor \
+                  under any eigensolver. The ratio to quimb moves with the machine's phase, \
+                  quimb's own time included (7.4-8.1 s over five reports, holdfast 1.91-1.99 s)",
     },
 ];
 
